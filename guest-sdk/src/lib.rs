@@ -1,0 +1,105 @@
+//! `sluice-guest`: write a Sluice background-job task in a few lines of
+//! Rust and compile it to a WebAssembly component (`wasm32-wasip2`).
+//!
+//! A task is one function from a [`Job`] to a [`TaskResult`]: `Ok(bytes)` completes the job
+//! (the bytes become its output), `Err(TaskError::Retry(..))` asks for another attempt with
+//! backoff, `Err(TaskError::Fatal(..))` sends the job to `dead` at once. A trap or panic also
+//! fails the attempt (retryably). [`export_task!`] turns the function into the component's
+//! `run` export, as defined by the `sluice:task/task` world in the repository's `wit/` folder.
+//!
+//! ```no_run
+//! use sluice_guest::serde_json::json;
+//! use sluice_guest::{Job, TaskError, TaskResult};
+//!
+//! #[derive(serde::Deserialize)]
+//! struct Args {
+//!     name: String,
+//! }
+//!
+//! fn run(job: Job) -> TaskResult {
+//!     let args: Args = job.json()?; // malformed payload -> TaskError::Fatal
+//!     if args.name.is_empty() {
+//!         return Err(TaskError::fatal("name must not be empty"));
+//!     }
+//!     sluice_guest::log::info(format!("hello {} (attempt {})", args.name, job.attempt));
+//!     sluice_guest::json_output(&json!({ "greeted": args.name }))
+//! }
+//!
+//! sluice_guest::export_task!(run);
+//! ```
+//!
+//! Build it with `cargo build --release --target wasm32-wasip2` from a `cdylib` crate; see the
+//! crate's `README.md` for a project from scratch.
+//!
+//! Inside the sandbox a task can log ([`log`]), poll for cancellation ([`cancelled`]), read
+//! the clocks and get randomness. The filesystem, environment, arguments and sockets exist
+//! only as empty stubs; `println!`/`eprintln!` go to the attempt's log, truncated at a cap.
+
+mod error;
+mod job;
+pub mod log;
+
+#[doc(hidden)]
+pub mod bindings;
+
+pub use error::{ResultExt, TaskError, TaskResult};
+pub use job::Job;
+
+/// Re-exported so tasks can build JSON values without naming another dependency.
+pub use serde_json;
+
+/// Serialize `value` as JSON and return it as the job's output.
+///
+/// A value that cannot be serialized (for example a map with non-string keys) is a bug in
+/// the task, so it becomes [`TaskError::Fatal`].
+pub fn json_output<T: serde::Serialize + ?Sized>(value: &T) -> TaskResult {
+    serde_json::to_vec(value)
+        .map_err(|e| TaskError::fatal(format!("cannot serialize output as JSON: {e}")))
+}
+
+/// True once an operator has cancelled this job or the host is shutting down.
+///
+/// Long-running tasks may poll it between units of work to stop cleanly (for example by
+/// returning [`TaskError::retry`]); the host interrupts them anyway shortly after.
+pub fn cancelled() -> bool {
+    bindings::sluice::task::host::cancelled()
+}
+
+/// Export a task function `fn(Job) -> TaskResult` as this component's `run`.
+///
+/// Use it once, at the top level of a `cdylib` crate:
+///
+/// ```no_run
+/// fn run(job: sluice_guest::Job) -> sluice_guest::TaskResult {
+///     Ok(job.payload)
+/// }
+/// sluice_guest::export_task!(run);
+/// ```
+#[macro_export]
+macro_rules! export_task {
+    ($run:path) => {
+        const _: () = {
+            struct SluiceTask;
+
+            impl $crate::bindings::Guest for SluiceTask {
+                fn run(
+                    job: $crate::bindings::Job,
+                ) -> ::core::result::Result<::std::vec::Vec<u8>, $crate::bindings::TaskError>
+                {
+                    $crate::__run(job, $run)
+                }
+            }
+
+    $crate::bindings::__sluice_export_world!(SluiceTask with_types_in $crate::bindings);
+        };
+    };
+}
+
+/// Glue called by [`export_task!`]: converts the WIT types to the SDK's and back.
+#[doc(hidden)]
+pub fn __run(
+    job: bindings::Job,
+    run: impl FnOnce(Job) -> TaskResult,
+) -> Result<Vec<u8>, bindings::TaskError> {
+    run(Job::from(job)).map_err(bindings::TaskError::from)
+}

@@ -1,0 +1,43 @@
+//! `sluice-sandbox`: the only part of Sluice that touches wasmtime. It validates task
+//! components, compiles each at most once per host (memory and disk caches), and runs one
+//! attempt of a job in a fresh, limited instance with no ambient authority.
+//!
+//! ```text
+//! Sandbox::new(SandboxConfig)          one Engine, linker, guest runtime, epoch ticker
+//!   .validate(bytes, max) -> ComponentInfo | ValidationError      (upload time)
+//!   .prepare(sha256, bytes) -> TaskComponent | SandboxError       (compile once)
+//!   .run(&component, JobInput, &Limits, CancellationToken).await -> RunReport
+//! ```
+//!
+//! Module map (each file says what it owns and must not do): `sandbox` (front door),
+//! `config`, `engine` (Engine + epoch ticker), `guest_runtime`, `component` (cache,
+//! `TaskComponent`), `validate`, `run_signature`, `disk_cache`, `host_imports` (bindgen +
+//! `sluice:task/host`), `wasi_ctx` (denied WASI + capped pipe), `log_buffer`, `limiter`,
+//! `store` (per-attempt policy), `run` (attempt + outcome mapping), `outcome`, `error`.
+//!
+//! Knows nothing about Postgres.
+
+mod component;
+mod config;
+mod disk_cache;
+mod engine;
+mod error;
+mod guest_runtime;
+mod host_imports;
+mod limiter;
+mod log_buffer;
+mod outcome;
+mod run;
+mod run_signature;
+mod sandbox;
+mod store;
+mod validate;
+mod wasi_ctx;
+
+pub use component::{CacheStats, ComponentInfo, Origin, TaskComponent, sha256_hex};
+pub use config::{Limits, SandboxConfig};
+pub use error::{SandboxError, ValidationError};
+pub use outcome::{Failure, Outcome, RunReport};
+pub use run::JobInput;
+pub use sandbox::Sandbox;
+pub use tokio_util::sync::CancellationToken;

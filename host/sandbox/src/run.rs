@@ -1,0 +1,291 @@
+//! One attempt, start to finish: a fresh store, instantiate from the cached pre, call
+//! `run`, and map whatever happened to an [`Outcome`]. Runs on the guest runtime.
+//!
+//! Outcomes are decided from typed values only — the guest's `result`, wasmtime's `Trap`
+//! code, `I32Exit`, and the flags the limiter and epoch callback set — never from error
+//! text. Nothing a guest does may panic the host. Must not reuse a store across attempts.
+
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+use wasmtime::{PoolConcurrencyLimitError, Store, Trap, WasmBacktrace};
+
+use crate::component::TaskComponent;
+use crate::config::Limits;
+use crate::engine::COMPONENT_CAPS;
+use crate::host_imports::{Job, TaskError};
+use crate::outcome::{Failure, Outcome, RunReport};
+use crate::store::{HostState, Interrupt, new_store};
+
+/// Longest guest-supplied error message kept (the rest is cut, marked with `…`).
+const MAX_MESSAGE_BYTES: usize = 4096;
+
+/// The job as the guest sees it (the `job` record of the task world).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobInput {
+    /// The job's id (stable across attempts).
+    pub id: u64,
+    /// The job type the component is registered for.
+    pub job_type: String,
+    /// The tenant that owns the job.
+    pub tenant: String,
+    /// This attempt's number, starting at 1.
+    pub attempt: u32,
+    /// The attempt after which a retryable failure becomes `dead`.
+    pub max_attempts: u32,
+    /// Payload bytes (JSON by convention).
+    pub payload: Vec<u8>,
+}
+
+/// How the guarded part of an attempt ended.
+enum Ended {
+    /// `run` returned (or wasmtime raised an error while calling it).
+    Called(wasmtime::Result<Result<Vec<u8>, TaskError>>),
+    /// Instantiation failed.
+    NotInstantiated(wasmtime::Error),
+    /// The deadline (plus slack) passed while the guest was blocked in a host call.
+    HostTimeout,
+    /// Cancelled while the guest was blocked in a host call.
+    HostCancelled,
+}
+
+/// Runs one attempt. `tick` is the epoch tick, used for the outer timeout's slack.
+pub(crate) async fn run_attempt(
+    component: TaskComponent,
+    job: JobInput,
+    limits: Limits,
+    cancel: CancellationToken,
+    tick: Duration,
+) -> RunReport {
+    let start = Instant::now();
+    let timeout = limits.effective_timeout();
+    let deadline = timeout.map(|t| start + t);
+    let engine = component.pre().engine().clone();
+    let mut store = match new_store(&engine, &limits, COMPONENT_CAPS, cancel.clone(), deadline) {
+        Ok(store) => store,
+        Err(e) => return internal(format!("set up the store: {e:#}"), start),
+    };
+
+    let mut instantiate_time = Duration::ZERO;
+    let job = Job {
+        id: job.id,
+        job_type: job.job_type,
+        tenant: job.tenant,
+        attempt: job.attempt,
+        max_attempts: job.max_attempts,
+        payload: job.payload,
+    };
+    let guest = async {
+        let began = Instant::now();
+        let task = component.pre().instantiate_async(&mut store).await;
+        instantiate_time = began.elapsed();
+        match task {
+            Ok(task) => Ended::Called(task.call_run(&mut store, &job).await),
+            Err(e) => Ended::NotInstantiated(e),
+        }
+    };
+    // Epochs and fuel only stop a guest that is executing wasm; these stop one that is
+    // blocked in a host call (e.g. waiting on a WASI pollable).
+    let outer_deadline = async {
+        match deadline {
+            Some(d) => tokio::time::sleep_until((d + slack(tick)).into()).await,
+            None => std::future::pending().await,
+        }
+    };
+    let ended = tokio::select! {
+        biased;
+        ended = guest => ended,
+        () = cancel.cancelled() => Ended::HostCancelled,
+        () = outer_deadline => Ended::HostTimeout,
+    };
+
+    let elapsed = start.elapsed();
+    let outcome = classify(ended, store.data(), &limits);
+    report(store, &limits, outcome, elapsed, instantiate_time)
+}
+
+/// Grace beyond the deadline before the outer timer fires, so a guest executing wasm is
+/// stopped by its epoch callback (cheaper, precise) and the timer only catches host calls.
+fn slack(tick: Duration) -> Duration {
+    tick * 2 + Duration::from_millis(20)
+}
+
+fn classify(ended: Ended, state: &HostState, limits: &Limits) -> Outcome {
+    // The epoch callback's verdict wins: whatever error the guest reported after being
+    // interrupted is a consequence.
+    match state.interrupted {
+        Some(Interrupt::Cancelled) => return Outcome::Failed(Failure::Cancelled),
+        Some(Interrupt::Timeout) => return Outcome::Failed(timeout(limits)),
+        None => {}
+    }
+    let failure = match ended {
+        Ended::Called(Ok(Ok(output))) => {
+            if output.len() as u64 > limits.output_bytes {
+                Failure::OutputTooLarge(limits.output_bytes)
+            } else {
+                return Outcome::Completed { output };
+            }
+        }
+        Ended::Called(Ok(Err(TaskError::Retry(msg)))) => Failure::GuestRetry(cap_message(msg)),
+        Ended::Called(Ok(Err(TaskError::Fatal(msg)))) => Failure::GuestFatal(cap_message(msg)),
+        Ended::Called(Err(e)) => classify_error(&e, state, limits, false),
+        Ended::NotInstantiated(e) => classify_error(&e, state, limits, true),
+        Ended::HostCancelled => Failure::Cancelled,
+        Ended::HostTimeout => timeout(limits),
+    };
+    Outcome::Failed(failure)
+}
+
+fn classify_error(
+    e: &wasmtime::Error,
+    state: &HostState,
+    limits: &Limits,
+    instantiating: bool,
+) -> Failure {
+    let trap = e.downcast_ref::<Trap>().copied();
+    if trap == Some(Trap::OutOfFuel) {
+        return Failure::FuelExhausted(limits.fuel);
+    }
+    // A refused growth surfaces as whatever the guest's allocator does next (usually an
+    // abort → `unreachable`); the limiter's flag names the real cause.
+    if state.limiter.memory_limit_hit() {
+        return Failure::MemoryLimit(limits.memory_bytes);
+    }
+    if state.limiter.table_limit_hit() {
+        return Failure::TableLimit(limits.table_elements);
+    }
+    if let Some(trap) = trap {
+        return Failure::Trap(trap_kind(trap));
+    }
+    if let Some(exit) = e.downcast_ref::<wasmtime_wasi::I32Exit>() {
+        return Failure::Trap(format!("guest called exit({})", exit.0));
+    }
+    if instantiating {
+        if e.downcast_ref::<PoolConcurrencyLimitError>().is_some() {
+            // The host ran out of pool slots (it should not: `run` holds one per attempt).
+            return Failure::Internal(format!("instantiate: {e:#}"));
+        }
+        // The component cannot be instantiated within the sandbox's per-component limits
+        // (too many instances, oversized tables, ...): its fault, and retrying won't help.
+        return Failure::Trap(format!("instantiation failed: {e:#}"));
+    }
+    if e.downcast_ref::<WasmBacktrace>().is_none() {
+        // Raised after the guest's code returned, while wasmtime read its result
+        // (`result<list<u8>, task-error>`). What it refuses there from an SDK-built guest
+        // is a result beyond the host-call transfer cap (`Limits::hostcall_bytes`, above the
+        // output limit): an oversized output (or error message).
+        return Failure::OutputTooLarge(limits.output_bytes);
+    }
+    // A host function refused the guest's input (e.g. more than the host-call cap in one
+    // call, a bad handle); the guest's own fault, reported with wasmtime's explanation.
+    Failure::Trap(format!("host call failed: {}", e.root_cause()))
+}
+
+fn timeout(limits: &Limits) -> Failure {
+    Failure::Timeout(limits.effective_timeout().unwrap_or_default())
+}
+
+fn trap_kind(trap: Trap) -> String {
+    match trap {
+        Trap::StackOverflow => "stack overflow".into(),
+        Trap::UnreachableCodeReached => "unreachable (panic)".into(),
+        Trap::MemoryOutOfBounds => "out of bounds memory access".into(),
+        Trap::HeapMisaligned => "misaligned memory access".into(),
+        Trap::TableOutOfBounds => "out of bounds table access".into(),
+        Trap::IndirectCallToNull => "call to null function".into(),
+        Trap::BadSignature => "indirect call type mismatch".into(),
+        Trap::IntegerOverflow => "integer overflow".into(),
+        Trap::IntegerDivisionByZero => "integer divide by zero".into(),
+        Trap::BadConversionToInteger => "invalid conversion to integer".into(),
+        Trap::Interrupt => "interrupted".into(),
+        Trap::AllocationTooLarge => "allocation too large".into(),
+        Trap::CannotEnterComponent => "cannot enter component instance".into(),
+        // `Trap` is non-exhaustive; its Display reads "wasm trap: <what>".
+        other => {
+            let text = other.to_string();
+            text.strip_prefix("wasm trap: ").unwrap_or(&text).to_owned()
+        }
+    }
+}
+
+/// Guest messages end up in `last_error`; keep them bounded.
+fn cap_message(mut msg: String) -> String {
+    if msg.len() > MAX_MESSAGE_BYTES {
+        let mut cut = MAX_MESSAGE_BYTES;
+        while !msg.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        msg.truncate(cut);
+        msg.push('…');
+    }
+    msg
+}
+
+fn report(
+    mut store: Store<HostState>,
+    limits: &Limits,
+    outcome: Outcome,
+    elapsed: Duration,
+    instantiate_time: Duration,
+) -> RunReport {
+    let remaining = store.get_fuel().unwrap_or(0);
+    let fuel_used = limits.store_fuel().saturating_sub(remaining);
+    let state = store.data_mut();
+    let logs = state.logs.snapshot();
+    RunReport {
+        outcome,
+        fuel_used,
+        logs_truncated: logs.dropped > 0,
+        logs_dropped_bytes: logs.dropped,
+        logs: logs.bytes,
+        elapsed,
+        instantiate_time,
+        peak_memory_bytes: state.limiter.memory_bytes(),
+    }
+}
+
+/// A report for an attempt the host could not run.
+pub(crate) fn internal(msg: String, start: Instant) -> RunReport {
+    failed_before_start(Failure::Internal(msg), start.elapsed())
+}
+
+/// A report for an attempt that never reached the guest.
+pub(crate) fn failed_before_start(failure: Failure, elapsed: Duration) -> RunReport {
+    RunReport {
+        outcome: Outcome::Failed(failure),
+        fuel_used: 0,
+        logs: Vec::new(),
+        logs_truncated: false,
+        logs_dropped_bytes: 0,
+        elapsed,
+        instantiate_time: Duration::ZERO,
+        peak_memory_bytes: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_capped_on_char_boundaries() {
+        let long = "é".repeat(MAX_MESSAGE_BYTES);
+        let capped = cap_message(long);
+        assert!(capped.len() <= MAX_MESSAGE_BYTES + '…'.len_utf8());
+        assert!(capped.ends_with('…'));
+        assert_eq!(cap_message("short".into()), "short");
+    }
+
+    #[test]
+    fn trap_kinds_are_named() {
+        assert_eq!(trap_kind(Trap::StackOverflow), "stack overflow");
+        assert_eq!(
+            trap_kind(Trap::UnreachableCodeReached),
+            "unreachable (panic)"
+        );
+        assert_eq!(
+            trap_kind(Trap::AtomicWaitNonSharedMemory),
+            "atomic wait on non-shared memory"
+        );
+    }
+}

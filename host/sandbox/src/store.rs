@@ -1,0 +1,109 @@
+//! One attempt's `Store`: [`HostState`] (WASI context, resource table, limiter, log,
+//! cancel token, deadline) and [`new_store`], the single place where per-attempt policy is
+//! applied — fuel, epoch deadline and its callback, memory/table limiter, host-call caps.
+//!
+//! A store is never reused: one per attempt, dropped when the attempt ends. Must not run
+//! guest code (that is `run.rs`).
+
+use std::fmt;
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+use wasmtime::component::ResourceTable;
+use wasmtime::{Engine, Store, UpdateDeadline};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::config::Limits;
+use crate::limiter::{InstanceCaps, TaskLimiter};
+use crate::log_buffer::LogBuffer;
+use crate::wasi_ctx::denied_wasi_ctx;
+
+/// Live component-model handles a guest may hold at once (wasmtime's default: 100 000).
+const MAX_COMPONENT_HANDLES: usize = 10_000;
+
+/// Why the epoch callback stopped the guest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Interrupt {
+    Timeout,
+    Cancelled,
+}
+
+/// The error the epoch callback raises to unwind the guest; `HostState::interrupted` says
+/// which one it was, so outcome mapping never has to look at this error's text.
+#[derive(Debug)]
+pub(crate) struct Interrupted(pub Interrupt);
+
+impl fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Interrupt::Timeout => f.write_str("guest interrupted: deadline passed"),
+            Interrupt::Cancelled => f.write_str("guest interrupted: cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// Data of one attempt's store.
+pub(crate) struct HostState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(crate) limiter: TaskLimiter,
+    pub(crate) logs: LogBuffer,
+    pub(crate) cancel: CancellationToken,
+    deadline: Option<Instant>,
+    /// Set by the epoch callback when it stops the guest.
+    pub(crate) interrupted: Option<Interrupt>,
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// A fresh store with every per-attempt limit applied. `deadline` is when the attempt's
+/// timeout expires (`None`: no timeout).
+pub(crate) fn new_store(
+    engine: &Engine,
+    limits: &Limits,
+    caps: InstanceCaps,
+    cancel: CancellationToken,
+    deadline: Option<Instant>,
+) -> wasmtime::Result<Store<HostState>> {
+    let logs = LogBuffer::new(limits.log_bytes);
+    let state = HostState {
+        wasi: denied_wasi_ctx(&logs),
+        table: ResourceTable::new(),
+        limiter: TaskLimiter::new(limits.memory_bytes, limits.table_elements, caps),
+        logs,
+        cancel,
+        deadline,
+        interrupted: None,
+    };
+    let mut store = Store::new(engine, state);
+    store.limiter(|state| &mut state.limiter);
+    store.set_fuel(limits.store_fuel())?;
+    store.set_hostcall_fuel(limits.hostcall_bytes());
+    store.set_max_component_handles(MAX_COMPONENT_HANDLES);
+    // Wake up every tick: check cancellation and the deadline, then yield to the guest
+    // runtime so other guests on the same worker thread make progress.
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|mut cx| on_epoch_tick(cx.data_mut()));
+    Ok(store)
+}
+
+fn on_epoch_tick(state: &mut HostState) -> wasmtime::Result<UpdateDeadline> {
+    let why = if state.cancel.is_cancelled() {
+        Interrupt::Cancelled
+    } else if state.deadline.is_some_and(|d| Instant::now() >= d) {
+        Interrupt::Timeout
+    } else {
+        return Ok(UpdateDeadline::Yield(1));
+    };
+    state.interrupted = Some(why);
+    Err(wasmtime::Error::new(Interrupted(why)))
+}

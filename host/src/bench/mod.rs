@@ -1,0 +1,123 @@
+//! `sluice bench`: measurements that use the same code paths as `sluice enqueue` and
+//! `sluice worker` (no bench-only shortcuts). Progress goes to stderr; each subcommand
+//! prints one JSON object as the last line of stdout.
+//!
+//! Owns timing and reporting only; queue behaviour belongs to the store and worker.
+
+mod queue;
+mod sandbox;
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Subcommand;
+use sluice_sandbox::Sandbox;
+use sluice_store::{JobTypeSpec, NewComponent, Store};
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Bulk enqueue throughput.
+    Enqueue {
+        #[arg(long, default_value_t = 100_000)]
+        jobs: usize,
+        #[arg(long, default_value_t = 5_000)]
+        batch: usize,
+    },
+    /// Worker drain throughput on `echo` jobs (enqueue untimed, then time the worker).
+    Drain {
+        #[arg(long, default_value_t = 20_000)]
+        jobs: usize,
+        #[arg(long, default_value_t = 16)]
+        concurrency: usize,
+    },
+    /// Claim + complete of one batch, in two statements.
+    Batch {
+        #[arg(long, default_value_t = 100)]
+        size: usize,
+        #[arg(long, default_value_t = 50)]
+        rounds: usize,
+    },
+    /// Sandbox instantiate + call of `echo`, one attempt at a time.
+    Sandbox {
+        #[arg(long, default_value_t = 10_000)]
+        iterations: usize,
+    },
+    /// Host start: prepare N precompiled components from the disk cache.
+    Startup {
+        #[arg(long, default_value_t = 50)]
+        components: usize,
+    },
+}
+
+/// Where the benchmarks find their sample components.
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub command: BenchCommand,
+    /// Directory of built sample components.
+    #[arg(
+        long,
+        default_value = "sample-tasks/target/wasm32-wasip2/release",
+        global = true
+    )]
+    pub samples: PathBuf,
+}
+
+pub const BENCH_TENANT: &str = "bench";
+
+pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_json::Value> {
+    let echo = std::fs::read(args.samples.join("echo.wasm")).with_context(|| {
+        format!(
+            "read echo.wasm from {} (run scripts/build-samples)",
+            args.samples.display()
+        )
+    })?;
+    match args.command {
+        BenchCommand::Sandbox { iterations } => {
+            sandbox::instantiate_and_call(&echo, iterations).await
+        }
+        BenchCommand::Startup { components } => sandbox::startup(&echo, components).await,
+        command => {
+            let store = store.context("this benchmark needs DATABASE_URL")?;
+            store.migrate().await.context("apply migrations")?;
+            store.create_tenant(BENCH_TENANT).await?;
+            let sandbox = Sandbox::new(Default::default())?;
+            define_echo(&store, &sandbox, &echo).await?;
+            match command {
+                BenchCommand::Enqueue { jobs, batch } => queue::enqueue(&store, jobs, batch).await,
+                BenchCommand::Drain { jobs, concurrency } => {
+                    queue::drain(&store, sandbox, jobs, concurrency).await
+                }
+                BenchCommand::Batch { size, rounds } => queue::batch(&store, size, rounds).await,
+                BenchCommand::Sandbox { .. } | BenchCommand::Startup { .. } => {
+                    unreachable!("handled above")
+                }
+            }
+        }
+    }
+}
+
+async fn define_echo(store: &Store, sandbox: &Sandbox, bytes: &[u8]) -> anyhow::Result<()> {
+    sandbox.validate(bytes, 50 << 20)?;
+    let component = store
+        .put_component(&NewComponent {
+            tenant: BENCH_TENANT.into(),
+            name: "echo".into(),
+            version: None,
+            bytes: bytes.to_vec(),
+        })
+        .await?;
+    store
+        .set_job_type(&JobTypeSpec::new(BENCH_TENANT, "echo", component.id))
+        .await?;
+    Ok(())
+}
+
+/// The `p`th percentile (0..=100) of sorted samples.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}

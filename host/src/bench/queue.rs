@@ -1,0 +1,107 @@
+//! Queue benchmarks: bulk enqueue, batch claim + complete, and a timed worker drain.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use sluice_sandbox::Sandbox;
+use sluice_store::{ClaimRequest, Completion, NewJob, Store};
+use tokio_util::sync::CancellationToken;
+
+use super::BENCH_TENANT;
+use crate::worker::{self, WorkerConfig};
+
+fn echo_jobs(count: usize) -> Vec<NewJob> {
+    (0..count)
+        .map(|i| NewJob::new(BENCH_TENANT, "echo", format!("{{\"n\":{i}}}").into_bytes()))
+        .collect()
+}
+
+pub async fn enqueue(
+    store: &Store,
+    jobs: usize,
+    batch: usize,
+) -> anyhow::Result<serde_json::Value> {
+    let all = echo_jobs(jobs);
+    eprintln!("enqueueing {jobs} jobs in batches of {batch}");
+    let started = Instant::now();
+    for chunk in all.chunks(batch.max(1)) {
+        store.enqueue_many(chunk).await?;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    Ok(
+        json!({ "cmd": "enqueue", "n": jobs, "batch": batch, "seconds": seconds, "jobs_per_s": jobs as f64 / seconds }),
+    )
+}
+
+pub async fn batch(store: &Store, size: usize, rounds: usize) -> anyhow::Result<serde_json::Value> {
+    for chunk in echo_jobs(size * rounds).chunks(10_000) {
+        store.enqueue_many(chunk).await?;
+    }
+    eprintln!("{rounds} rounds of claim {size} + complete {size}");
+    let request = ClaimRequest {
+        worker: "bench".into(),
+        limit: size as u32,
+        lease: Duration::from_secs(60),
+        tenants: None,
+        job_types: None,
+    };
+    let mut claim_ms = Vec::with_capacity(rounds);
+    let mut complete_ms = Vec::with_capacity(rounds);
+    let started = Instant::now();
+    let mut done = 0usize;
+    for _ in 0..rounds {
+        let t = Instant::now();
+        let claimed = store.claim(&request).await?;
+        claim_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let outcomes: Vec<_> = claimed
+            .iter()
+            .map(|job| {
+                (
+                    job.lease.clone(),
+                    Completion {
+                        output: job.payload.clone(),
+                        fuel_used: None,
+                    },
+                )
+            })
+            .collect();
+        let t = Instant::now();
+        let results = store.complete_many(&outcomes).await?;
+        complete_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        done += results.iter().filter(|r| r.is_ok()).count();
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    claim_ms.sort_by(f64::total_cmp);
+    complete_ms.sort_by(f64::total_cmp);
+    Ok(json!({
+        "cmd": "batch", "size": size, "rounds": rounds, "completed": done, "seconds": seconds,
+        "jobs_per_s": done as f64 / seconds,
+        "claim_p50_ms": super::percentile(&claim_ms, 50.0),
+        "complete_p50_ms": super::percentile(&complete_ms, 50.0),
+    }))
+}
+
+pub async fn drain(
+    store: &Store,
+    sandbox: Sandbox,
+    jobs: usize,
+    concurrency: usize,
+) -> anyhow::Result<serde_json::Value> {
+    for chunk in echo_jobs(jobs).chunks(10_000) {
+        store.enqueue_many(chunk).await?;
+    }
+    eprintln!("enqueued {jobs} echo jobs; draining with concurrency {concurrency}");
+    let mut config = WorkerConfig::new("bench-drain");
+    config.concurrency = concurrency;
+    config.drain = true;
+    config.drain_horizon = Duration::ZERO;
+    config.tenants = Some(vec![BENCH_TENANT.into()]);
+    let started = Instant::now();
+    let summary = worker::run(store.clone(), sandbox, config, CancellationToken::new()).await?;
+    let seconds = started.elapsed().as_secs_f64();
+    let pending_after = store.count_pending(Some(BENCH_TENANT)).await?;
+    Ok(json!({
+        "cmd": "work", "n": jobs, "c": concurrency, "seconds": seconds,
+        "jobs_per_s": summary.completed as f64 / seconds, "pending_after": pending_after,
+    }))
+}

@@ -1,0 +1,205 @@
+//! `sluice component push|list` and `sluice types set|list`: shipping a task component
+//! and pointing a job type at it. Validation is the sandbox's; storage is the store's.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Subcommand;
+use sluice_sandbox::{Sandbox, SandboxConfig};
+use sluice_store::{JobTypeSpec, NewComponent, Store};
+
+use super::output::{Printer, clip};
+use super::{Global, read_file};
+use crate::units::{format_size, parse_duration, parse_size};
+
+#[derive(Debug, Subcommand)]
+pub enum ComponentCommand {
+    /// Validate a component against the task world and store it.
+    Push {
+        /// The `.wasm` component file.
+        file: PathBuf,
+        /// Name to store it under (default: the file name without `.wasm`).
+        #[arg(long)]
+        name: Option<String>,
+        /// Version label (default: the next integer).
+        #[arg(long)]
+        version: Option<String>,
+        /// Refuse components larger than this.
+        #[arg(long, value_parser = parse_size, default_value = "50MiB")]
+        max_size: u64,
+    },
+    /// List stored components.
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TypesCommand {
+    /// Create or update a job type.
+    Set(TypeArgs),
+    /// List job types.
+    List,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TypeArgs {
+    /// Job type name, e.g. `send-email`.
+    pub name: String,
+    /// Component that runs it: `NAME` (latest version) or `NAME@VERSION`.
+    #[arg(long)]
+    pub component: String,
+    /// Wall-clock limit per attempt (`0` = none).
+    #[arg(long, value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+    /// Fuel (CPU) units per attempt.
+    #[arg(long)]
+    pub fuel: Option<u64>,
+    /// Linear memory per attempt, e.g. `64MiB`.
+    #[arg(long, value_parser = parse_size)]
+    pub memory: Option<u64>,
+    /// Largest output an attempt may return.
+    #[arg(long, value_parser = parse_size)]
+    pub max_output: Option<u64>,
+    /// Log bytes kept per attempt (the rest is dropped).
+    #[arg(long, value_parser = parse_size)]
+    pub max_log: Option<u64>,
+    /// Default attempts for jobs of this type.
+    #[arg(long)]
+    pub max_attempts: Option<i32>,
+    /// First retry delay (doubles each attempt).
+    #[arg(long, value_parser = parse_duration)]
+    pub backoff_base: Option<Duration>,
+    /// Longest retry delay.
+    #[arg(long, value_parser = parse_duration)]
+    pub backoff_cap: Option<Duration>,
+}
+
+pub async fn run_component(
+    store: &Store,
+    global: &Global,
+    printer: &Printer,
+    command: ComponentCommand,
+) -> anyhow::Result<()> {
+    match command {
+        ComponentCommand::Push {
+            file,
+            name,
+            version,
+            max_size,
+        } => {
+            let bytes = read_file(&file)?;
+            let name = match name {
+                Some(name) => name,
+                None => file
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .map(|s| s.replace('_', "-"))
+                    .context("cannot derive a component name from the file name; pass --name")?,
+            };
+            let sandbox = Sandbox::new(SandboxConfig::default()).context("start the sandbox")?;
+            sandbox
+                .validate(&bytes, max_size as usize)
+                .with_context(|| {
+                    format!("{} is not a valid Sluice task component", file.display())
+                })?;
+            let record = store
+                .put_component(&NewComponent {
+                    tenant: global.tenant.clone(),
+                    name,
+                    version,
+                    bytes,
+                })
+                .await?;
+            printer.value(
+                &record,
+                &[
+                    ("component", format!("{}@{}", record.name, record.version)),
+                    ("id", record.id.to_string()),
+                    ("sha256", record.sha256.clone()),
+                    ("size", format_size(record.size as u64)),
+                ],
+            );
+        }
+        ComponentCommand::List => {
+            let components = store.list_components(Some(&global.tenant)).await?;
+            printer.table(
+                &components,
+                &["id", "name", "version", "size", "sha256", "created"],
+                |c| {
+                    vec![
+                        c.id.to_string(),
+                        c.name.clone(),
+                        c.version.clone(),
+                        format_size(c.size as u64),
+                        clip(&c.sha256, 12),
+                        c.created_at.format("%Y-%m-%d %H:%M:%S").to_string(),
+                    ]
+                },
+            );
+        }
+    }
+    Ok(())
+}
+
+pub async fn run_types(
+    store: &Store,
+    global: &Global,
+    printer: &Printer,
+    command: TypesCommand,
+) -> anyhow::Result<()> {
+    match command {
+        TypesCommand::Set(args) => {
+            let (name, version) = match args.component.split_once('@') {
+                Some((name, version)) => (name, Some(version)),
+                None => (args.component.as_str(), None),
+            };
+            let Some(component) = store.find_component(&global.tenant, name, version).await? else {
+                bail!(
+                    "no component `{}` for tenant `{}`; upload it with `sluice component push`",
+                    args.component,
+                    global.tenant
+                );
+            };
+            let spec = JobTypeSpec {
+                max_attempts: args.max_attempts.unwrap_or(3),
+                backoff_base: args.backoff_base,
+                backoff_cap: args.backoff_cap,
+                timeout: args.timeout,
+                fuel: args.fuel,
+                memory_bytes: args.memory,
+                output_bytes: args.max_output,
+                log_bytes: args.max_log,
+                ..JobTypeSpec::new(global.tenant.clone(), args.name, component.id)
+            };
+            let record = store.set_job_type(&spec).await?;
+            printer.value(
+                &record,
+                &[
+                    ("type", record.name.clone()),
+                    (
+                        "component",
+                        format!("{}@{}", component.name, component.version),
+                    ),
+                    ("max attempts", record.max_attempts.to_string()),
+                ],
+            );
+        }
+        TypesCommand::List => {
+            let types = store.list_job_types(Some(&global.tenant)).await?;
+            printer.table(
+                &types,
+                &["type", "component id", "max attempts", "timeout"],
+                |t| {
+                    vec![
+                        t.name.clone(),
+                        t.component_id.to_string(),
+                        t.max_attempts.to_string(),
+                        t.timeout_ms
+                            .map_or("default".into(), |ms| format!("{ms}ms")),
+                    ]
+                },
+            );
+        }
+    }
+    Ok(())
+}

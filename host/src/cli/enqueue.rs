@@ -1,0 +1,171 @@
+//! `sluice enqueue`: one job from flags, or many from a JSON-lines file (`--bulk`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use chrono::{DateTime, Utc};
+use sluice_store::{Enqueued, KeyScope, NewJob, RunAt, Store};
+
+use super::output::Printer;
+use super::{Global, read_file};
+use crate::units::parse_duration;
+
+/// Rows sent per round-trip by `--bulk`.
+const BULK_CHUNK: usize = 5_000;
+
+#[derive(Debug, clap::Args)]
+pub struct EnqueueArgs {
+    /// The job type.
+    pub job_type: String,
+    /// Payload text (JSON by convention).
+    #[arg(long, conflicts_with_all = ["payload_file", "bulk"])]
+    pub payload: Option<String>,
+    /// Read the payload from a file.
+    #[arg(long, conflicts_with = "bulk")]
+    pub payload_file: Option<PathBuf>,
+    /// Enqueue every line of a JSON-lines file as one job's payload.
+    #[arg(long)]
+    pub bulk: Option<PathBuf>,
+    /// `low`, `medium`, `high`, `critical` or any integer (higher runs first).
+    #[arg(long, value_parser = parse_priority, default_value = "0")]
+    pub priority: i32,
+    /// Run no earlier than this long from now.
+    #[arg(long, value_parser = parse_duration, conflicts_with = "run_at")]
+    pub delay: Option<Duration>,
+    /// Run no earlier than this RFC 3339 time.
+    #[arg(long)]
+    pub run_at: Option<DateTime<Utc>>,
+    /// Attempts before the job is dead (default: the job type's).
+    #[arg(long)]
+    pub max_attempts: Option<i32>,
+    /// Enqueue at most once per key (per tenant).
+    #[arg(long)]
+    pub idempotency_key: Option<String>,
+    /// `retained`: the key stays taken while the job exists; `unfinished`: it frees when
+    /// the job finishes.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "retained",
+        requires = "idempotency_key"
+    )]
+    pub key_scope: Scope,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Scope {
+    Retained,
+    Unfinished,
+}
+
+/// Priority labels of the design: low=0, medium=10, high=20, critical=30.
+pub fn parse_priority(text: &str) -> Result<i32, String> {
+    match text {
+        "low" => Ok(0),
+        "medium" => Ok(10),
+        "high" => Ok(20),
+        "critical" => Ok(30),
+        other => other.parse().map_err(|_| {
+            format!("`{other}` is not a priority; use low, medium, high, critical or an integer")
+        }),
+    }
+}
+
+pub async fn run(
+    store: &Store,
+    global: &Global,
+    printer: &Printer,
+    args: EnqueueArgs,
+) -> anyhow::Result<()> {
+    let template = NewJob {
+        tenant: global.tenant.clone(),
+        job_type: args.job_type.clone(),
+        payload: Vec::new(),
+        priority: args.priority,
+        run_at: match (args.delay, args.run_at) {
+            (Some(delay), _) => RunAt::Delay(delay),
+            (None, Some(at)) => RunAt::At(at),
+            (None, None) => RunAt::Now,
+        },
+        max_attempts: args.max_attempts,
+        idempotency_key: args.idempotency_key.clone(),
+        key_scope: match args.key_scope {
+            Scope::Retained => KeyScope::Retained,
+            Scope::Unfinished => KeyScope::Unfinished,
+        },
+    };
+    if let Some(path) = &args.bulk {
+        if args.idempotency_key.is_some() {
+            bail!("--idempotency-key names one job; it cannot apply to every line of --bulk");
+        }
+        return enqueue_bulk(store, printer, template, path).await;
+    }
+    let payload = match (&args.payload, &args.payload_file) {
+        (Some(text), _) => text.clone().into_bytes(),
+        (None, Some(path)) => read_file(path)?,
+        (None, None) => b"{}".to_vec(),
+    };
+    let job = NewJob {
+        payload,
+        ..template
+    };
+    let enqueued = store.enqueue(&job).await?;
+    print_enqueued(printer, &enqueued);
+    Ok(())
+}
+
+fn print_enqueued(printer: &Printer, enqueued: &Enqueued) {
+    let state = if enqueued.created {
+        "created"
+    } else {
+        "already existed (same idempotency key)"
+    };
+    printer.value(
+        enqueued,
+        &[
+            ("job", enqueued.id.to_string()),
+            ("status", state.to_string()),
+        ],
+    );
+}
+
+async fn enqueue_bulk(
+    store: &Store,
+    printer: &Printer,
+    template: NewJob,
+    path: &PathBuf,
+) -> anyhow::Result<()> {
+    let text = String::from_utf8(read_file(path)?)
+        .with_context(|| format!("{} is not UTF-8 text", path.display()))?;
+    let mut jobs = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        serde_json::from_str::<serde_json::Value>(line)
+            .with_context(|| format!("{} line {}: not valid JSON", path.display(), number + 1))?;
+        jobs.push(NewJob {
+            payload: line.as_bytes().to_vec(),
+            ..template.clone()
+        });
+    }
+    let mut created = 0usize;
+    for chunk in jobs.chunks(BULK_CHUNK) {
+        created += store
+            .enqueue_many(chunk)
+            .await?
+            .iter()
+            .filter(|e| e.created)
+            .count();
+        if !printer.is_json() {
+            eprint!("\renqueued {created}/{}", jobs.len());
+        }
+    }
+    if !printer.is_json() {
+        eprintln!();
+    }
+    let summary = serde_json::json!({ "enqueued": created, "lines": jobs.len() });
+    printer.value(&summary, &[("enqueued", created.to_string())]);
+    Ok(())
+}

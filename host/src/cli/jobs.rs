@@ -1,0 +1,178 @@
+//! `sluice jobs list|show|cancel|retry`: inspecting and steering jobs of one tenant.
+
+use clap::Subcommand;
+use sluice_store::{CancelResult, JobFilter, JobState, JobSummary, Store};
+
+use super::Global;
+use super::output::{Printer, clip, render_table};
+
+#[derive(Debug, Subcommand)]
+pub enum JobsCommand {
+    /// List jobs, newest first.
+    List {
+        #[arg(long, value_enum)]
+        state: Option<StateArg>,
+        #[arg(long = "type")]
+        job_type: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// Continue after this job id (the previous page's last id).
+        #[arg(long)]
+        after: Option<i64>,
+    },
+    /// Show a job with every attempt.
+    Show { id: i64 },
+    /// Cancel a pending job, or interrupt a running one.
+    Cancel { id: i64 },
+    /// Send a dead or cancelled job back to the queue with fresh attempts.
+    Retry { id: i64 },
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum StateArg {
+    Pending,
+    Running,
+    Completed,
+    Dead,
+    Cancelled,
+}
+
+impl From<StateArg> for JobState {
+    fn from(state: StateArg) -> Self {
+        match state {
+            StateArg::Pending => JobState::Pending,
+            StateArg::Running => JobState::Running,
+            StateArg::Completed => JobState::Completed,
+            StateArg::Dead => JobState::Dead,
+            StateArg::Cancelled => JobState::Cancelled,
+        }
+    }
+}
+
+pub async fn run(
+    store: &Store,
+    global: &Global,
+    printer: &Printer,
+    command: JobsCommand,
+) -> anyhow::Result<()> {
+    let tenant = Some(global.tenant.as_str());
+    match command {
+        JobsCommand::List {
+            state,
+            job_type,
+            limit,
+            after,
+        } => {
+            let filter = JobFilter {
+                tenant: tenant.map(str::to_owned),
+                state: state.map(JobState::from),
+                job_type,
+                after,
+                limit,
+            };
+            let jobs = store.list(&filter).await?;
+            printer.table(
+                &jobs,
+                &["id", "type", "state", "attempts", "last error / output"],
+                job_row,
+            );
+        }
+        JobsCommand::Show { id } => {
+            let job = store
+                .get(tenant, id)
+                .await?
+                .ok_or_else(|| not_found(id, &global.tenant))?;
+            let attempts = store.attempts(tenant, id).await?;
+            if printer.is_json() {
+                println!(
+                    "{}",
+                    serde_json::json!({ "job": job, "attempts": attempts })
+                );
+                return Ok(());
+            }
+            let result = result_text(job.state, job.output.as_deref(), job.last_error.as_deref());
+            printer.value(
+                &job,
+                &[
+                    ("job", job.id.to_string()),
+                    ("type", job.job_type.clone()),
+                    ("state", job.state.to_string()),
+                    ("attempts", format!("{}/{}", job.attempt, job.max_attempts)),
+                    ("priority", job.priority.to_string()),
+                    ("run at", job.run_at.to_rfc3339()),
+                    ("result", result),
+                ],
+            );
+            let rows: Vec<Vec<String>> = attempts
+                .iter()
+                .map(|a| {
+                    vec![
+                        a.attempt.to_string(),
+                        a.worker.clone(),
+                        a.started_at.format("%H:%M:%S%.3f").to_string(),
+                        a.finished_at
+                            .map(|f| format!("{} ms", (f - a.started_at).num_milliseconds()))
+                            .unwrap_or_default(),
+                        a.outcome.map_or("running", |o| o.as_str()).to_owned(),
+                        a.fuel_used.map(|f| f.to_string()).unwrap_or_default(),
+                        clip(a.error.as_deref().unwrap_or(""), 60),
+                    ]
+                })
+                .collect();
+            println!();
+            print!(
+                "{}",
+                render_table(
+                    &[
+                        "attempt", "worker", "started", "took", "outcome", "fuel", "error"
+                    ],
+                    &rows
+                )
+            );
+        }
+        JobsCommand::Cancel { id } => match store.cancel(tenant, id).await? {
+            CancelResult::Cancelled => printer.message(&format!("job {id} cancelled")),
+            CancelResult::CancelRequested => printer.message(&format!(
+                "job {id} is running; its worker was told to stop it"
+            )),
+        },
+        JobsCommand::Retry { id } => {
+            store.retry(tenant, id).await?;
+            printer.message(&format!("job {id} is pending again with fresh attempts"));
+        }
+    }
+    Ok(())
+}
+
+fn not_found(id: i64, tenant: &str) -> anyhow::Error {
+    anyhow::anyhow!("job {id} not found for tenant `{tenant}`; `sluice jobs list` shows its jobs")
+}
+
+/// What a job produced, for people: its output (completed) or its last error.
+fn result_text(state: JobState, output: Option<&[u8]>, last_error: Option<&str>) -> String {
+    match (output, last_error) {
+        (Some(output), _) if state == JobState::Completed => {
+            format!("output: {}", String::from_utf8_lossy(output))
+        }
+        (_, Some(error)) => format!("error: {error}"),
+        _ => String::new(),
+    }
+}
+
+/// One table row for a job: id, type, state, attempts, and its output or last error.
+pub fn job_row(job: &JobSummary) -> Vec<String> {
+    vec![
+        job.id.to_string(),
+        job.job_type.clone(),
+        job.state.to_string(),
+        format!("{}/{}", job.attempt, job.max_attempts),
+        clip(
+            &result_text(
+                job.state,
+                job.output_head.as_deref(),
+                job.last_error.as_deref(),
+            ),
+            70,
+        ),
+    ]
+}

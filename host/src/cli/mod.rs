@@ -1,0 +1,152 @@
+//! The `sluice` command line: argument parsing and dispatch.
+//!
+//! Thin by design: every verb parses its arguments, calls the store, the sandbox or the
+//! worker, and prints the result as a table or (`--json`) as JSON. No SQL and no wasmtime
+//! here; no queue policy either.
+
+mod components;
+mod enqueue;
+mod jobs;
+mod output;
+mod worker;
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use sluice_store::Store;
+
+pub use output::Printer;
+
+/// Sluice: background jobs as WebAssembly components, on PostgreSQL.
+#[derive(Debug, Parser)]
+#[command(name = "sluice", version, about)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every verb accepts.
+#[derive(Debug, Args)]
+pub struct Global {
+    /// PostgreSQL connection string.
+    #[arg(long, env = "DATABASE_URL", global = true, hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// The tenant to act for.
+    #[arg(long, env = "SLUICE_TENANT", global = true, default_value = "default")]
+    pub tenant: String,
+    /// Print machine-readable JSON instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Log format on stderr.
+    #[arg(long, global = true, value_enum, default_value = "pretty")]
+    pub log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum LogFormat {
+    Pretty,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create or update the schema (a no-op when it is current); ensures tenant `default`.
+    Migrate,
+    /// Manage tenants.
+    #[command(subcommand)]
+    Tenants(TenantsCommand),
+    /// Upload and inspect task components.
+    #[command(subcommand)]
+    Component(components::ComponentCommand),
+    /// Define job types: which component runs them, with which limits.
+    #[command(subcommand)]
+    Types(components::TypesCommand),
+    /// Enqueue a job.
+    Enqueue(enqueue::EnqueueArgs),
+    /// Inspect and steer jobs.
+    #[command(subcommand)]
+    Jobs(jobs::JobsCommand),
+    /// Claim and run jobs.
+    Worker(worker::WorkerArgs),
+    /// Measure throughput and latency (prints one JSON object last).
+    Bench(crate::bench::BenchArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TenantsCommand {
+    /// Create a tenant (ids are lowercase slugs: `acme`, `team-7`).
+    Create { id: String },
+    /// List tenants.
+    List,
+}
+
+/// Run one parsed command.
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let printer = Printer::new(cli.global.json);
+    if let Command::Bench(args) = cli.command {
+        let store = match cli.global.database_url {
+            Some(_) => Some(connect(&cli.global).await?),
+            None => None,
+        };
+        let report = crate::bench::run(store, args).await?;
+        println!("{report}");
+        return Ok(());
+    }
+    let store = connect(&cli.global).await?;
+    match cli.command {
+        Command::Migrate => {
+            store.migrate().await.context("apply migrations")?;
+            store
+                .create_tenant("default")
+                .await
+                .context("create tenant `default`")?;
+            printer.message("schema is up to date");
+        }
+        Command::Tenants(TenantsCommand::Create { id }) => {
+            store.create_tenant(&id).await?;
+            printer.message(&format!("created tenant `{id}`"));
+        }
+        Command::Tenants(TenantsCommand::List) => {
+            let tenants = store.list_tenants().await?;
+            printer.table(&tenants, &["id", "created_at"], |t| {
+                vec![t.id.clone(), t.created_at.to_rfc3339()]
+            });
+        }
+        Command::Component(command) => {
+            components::run_component(&store, &cli.global, &printer, command).await?
+        }
+        Command::Types(command) => {
+            components::run_types(&store, &cli.global, &printer, command).await?
+        }
+        Command::Enqueue(args) => enqueue::run(&store, &cli.global, &printer, args).await?,
+        Command::Jobs(command) => jobs::run(&store, &cli.global, &printer, command).await?,
+        Command::Worker(args) => worker::run(store, &printer, args).await?,
+        Command::Bench(_) => unreachable!("handled before connecting"),
+    }
+    Ok(())
+}
+
+async fn connect(global: &Global) -> anyhow::Result<Store> {
+    let url = global.database_url.as_deref().context(
+        "no database given: set DATABASE_URL or pass --database-url postgres://user@host/db",
+    )?;
+    Store::connect(url).await.context("connect to PostgreSQL")
+}
+
+/// Read a file named on the command line, saying which file failed.
+fn read_file(path: &PathBuf) -> anyhow::Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("read {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_tree_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,8 @@
+//! The Sluice host: the worker that joins the store and the sandbox, and the `sluice`
+//! command line. SQL lives in `sluice-store`, wasmtime in `sluice-sandbox`; this crate
+//! holds neither.
+
+pub mod bench;
+pub mod cli;
+pub mod units;
+pub mod worker;

@@ -1,0 +1,190 @@
+//! One attempt of one claimed job: resolve its type, run it in the sandbox, and record
+//! the outcome through the store's fenced operations.
+//!
+//! Owns the mapping from sandbox outcomes to queue transitions (complete, retry, dead,
+//! cancelled, released) and the rule that a late outcome of a lost lease is logged and
+//! dropped. It must not decide queue policy itself (backoff, attempt counting): the
+//! store's statements do that.
+
+use std::sync::{Arc, Mutex};
+
+use sluice_sandbox::{Failure as SandboxFailure, JobInput, Outcome, RunReport};
+use sluice_store::{ClaimedJob, Completion, FailResult, Failure, Lease, Store, StoreError};
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, info, info_span, warn};
+
+use super::registry::{Registry, ResolveError};
+
+/// Why a running attempt is being interrupted. The first reason set wins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// An operator cancelled the job: it ends `cancelled`.
+    Cancelled,
+    /// The host is shutting down: the job is released without using up the attempt.
+    Shutdown,
+    /// The lease was lost (another worker may hold the job): record nothing.
+    LeaseLost,
+}
+
+/// The handle the worker loop keeps for each running attempt.
+#[derive(Clone)]
+pub struct Interrupt {
+    token: CancellationToken,
+    reason: Arc<Mutex<Option<StopReason>>>,
+}
+
+impl Interrupt {
+    pub fn new() -> Self {
+        Self {
+            token: CancellationToken::new(),
+            reason: Arc::default(),
+        }
+    }
+
+    /// Ask the attempt to stop; the sandbox interrupts the guest within one epoch tick.
+    pub fn stop(&self, reason: StopReason) {
+        self.reason
+            .lock()
+            .expect("interrupt lock")
+            .get_or_insert(reason);
+        self.token.cancel();
+    }
+
+    fn reason(&self) -> Option<StopReason> {
+        *self.reason.lock().expect("interrupt lock")
+    }
+}
+
+/// What became of an attempt, for the worker's counters and `--drain` summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recorded {
+    Completed,
+    Retrying,
+    Dead,
+    Cancelled,
+    Released,
+    /// The lease was lost before the outcome could be written; nothing was recorded.
+    Dropped,
+}
+
+/// Run one claimed job to the end and record what happened.
+pub async fn run_attempt(
+    store: Store,
+    registry: Arc<Registry>,
+    job: ClaimedJob,
+    interrupt: Interrupt,
+) -> (i64, Recorded) {
+    let span = info_span!("job", id = job.id, tenant = %job.tenant, r#type = %job.job_type, attempt = job.attempt);
+    let id = job.id;
+    let recorded = async move {
+        let resolved = match registry.resolve(&job.tenant, &job.job_type).await {
+            Ok(resolved) => resolved,
+            Err(ResolveError::Permanent(message)) => {
+                return record_failure(&store, &job.lease, Failure::fatal(message)).await;
+            }
+            Err(ResolveError::Infrastructure(error)) => {
+                warn!(error = %format!("{error:#}"), "cannot resolve job type; releasing the job");
+                return record_release(&store, &job.lease, "infrastructure: job type unavailable")
+                    .await;
+            }
+        };
+        let input = JobInput {
+            id: job.id as u64,
+            job_type: job.job_type.clone(),
+            tenant: job.tenant.clone(),
+            attempt: job.attempt as u32,
+            max_attempts: job.max_attempts as u32,
+            payload: job.payload,
+        };
+        let report = registry
+            .sandbox()
+            .run(
+                &resolved.component,
+                input,
+                &resolved.limits,
+                interrupt.token.clone(),
+            )
+            .await;
+        log_guest_output(&report);
+        let fuel_used = Some(report.fuel_used.min(i64::MAX as u64) as i64);
+        match report.outcome {
+            Outcome::Completed { output } => {
+                let done = Completion { output, fuel_used };
+                match store.complete(&job.lease, &done).await {
+                    Ok(()) => Recorded::Completed,
+                    Err(error) => store_error(error, job.id),
+                }
+            }
+            Outcome::Failed(SandboxFailure::Cancelled) => match interrupt.reason() {
+                Some(StopReason::Shutdown) => {
+                    record_release(&store, &job.lease, "host shutting down").await
+                }
+                Some(StopReason::LeaseLost) => {
+                    warn!("lease lost while running; outcome dropped");
+                    Recorded::Dropped
+                }
+                Some(StopReason::Cancelled) | None => {
+                    match store.mark_cancelled(&job.lease, "cancelled").await {
+                        Ok(()) => Recorded::Cancelled,
+                        Err(error) => store_error(error, job.id),
+                    }
+                }
+            },
+            Outcome::Failed(failure) => {
+                let failure = Failure {
+                    error: failure.reason(),
+                    fatal: failure.is_fatal(),
+                    backoff: resolved.backoff,
+                    fuel_used,
+                };
+                record_failure(&store, &job.lease, failure).await
+            }
+        }
+    }
+    .instrument(span)
+    .await;
+    (id, recorded)
+}
+
+async fn record_failure(store: &Store, lease: &Lease, failure: Failure) -> Recorded {
+    info!(error = %failure.error, fatal = failure.fatal, "attempt failed");
+    match store.fail(lease, &failure).await {
+        Ok(FailResult::Retrying { .. }) => Recorded::Retrying,
+        Ok(FailResult::Dead) => Recorded::Dead,
+        Ok(FailResult::Cancelled) => Recorded::Cancelled,
+        Err(error) => store_error(error, lease.job_id),
+    }
+}
+
+async fn record_release(store: &Store, lease: &Lease, reason: &str) -> Recorded {
+    match store.release(lease, reason).await {
+        Ok(()) => Recorded::Released,
+        Err(error) => store_error(error, lease.job_id),
+    }
+}
+
+fn store_error(error: StoreError, job_id: i64) -> Recorded {
+    match error {
+        StoreError::LeaseLost { .. } => warn!(
+            job_id,
+            "lease lost before the outcome was written; outcome dropped"
+        ),
+        other => {
+            warn!(job_id, error = %other, "cannot record the outcome; the lease will expire and the reaper will return the job")
+        }
+    }
+    Recorded::Dropped
+}
+
+fn log_guest_output(report: &RunReport) {
+    if report.logs.is_empty() {
+        return;
+    }
+    let text = String::from_utf8_lossy(&report.logs);
+    for line in text.lines() {
+        info!(target: "sluice::guest", "{line}");
+    }
+    if report.logs_truncated {
+        info!(target: "sluice::guest", "(log truncated at the per-attempt cap)");
+    }
+}

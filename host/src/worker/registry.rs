@@ -1,0 +1,149 @@
+//! The worker's view of job types and their compiled components.
+//!
+//! Owns two caches: job type records (tenant + name → component id, limits, backoff),
+//! refreshed after a short time-to-live so `sluice types set` takes effect without a
+//! restart, and prepared components (component id → `TaskComponent`), fetched from the
+//! store once and compiled by the sandbox at most once per host. It reads through the
+//! store and the sandbox APIs; it writes nothing.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, anyhow};
+use sluice_sandbox::{Limits, Sandbox, TaskComponent};
+use sluice_store::{Backoff, JobTypeRecord, Store};
+
+/// How long a job type record is trusted before it is read again.
+const JOB_TYPE_TTL: Duration = Duration::from_secs(5);
+
+/// Everything needed to run one attempt of a job type.
+#[derive(Clone)]
+pub struct ResolvedType {
+    pub component: TaskComponent,
+    pub limits: Limits,
+    pub backoff: Backoff,
+}
+
+/// Why a job type could not be resolved; decides whether the attempt is retried.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// The job type or its component is gone or invalid: retrying cannot help.
+    #[error("{0}")]
+    Permanent(String),
+    /// The database could not be read: an infrastructure failure.
+    #[error(transparent)]
+    Infrastructure(#[from] anyhow::Error),
+}
+
+pub struct Registry {
+    store: Store,
+    sandbox: Sandbox,
+    defaults: Limits,
+    types: Mutex<HashMap<(String, String), (Instant, JobTypeRecord)>>,
+    components: tokio::sync::Mutex<HashMap<i64, TaskComponent>>,
+}
+
+impl Registry {
+    pub fn new(store: Store, sandbox: Sandbox, defaults: Limits) -> Arc<Self> {
+        Arc::new(Self {
+            store,
+            sandbox,
+            defaults,
+            types: Mutex::default(),
+            components: tokio::sync::Mutex::default(),
+        })
+    }
+
+    /// The sandbox jobs of these types run in.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    /// Resolve a job type to a ready-to-instantiate component and its limits.
+    pub async fn resolve(
+        &self,
+        tenant: &str,
+        job_type: &str,
+    ) -> Result<ResolvedType, ResolveError> {
+        let record = self.job_type(tenant, job_type).await?;
+        let component = self.component(record.component_id).await?;
+        Ok(ResolvedType {
+            component,
+            limits: limits_for(&self.defaults, &record),
+            backoff: record.backoff(Backoff::default()),
+        })
+    }
+
+    async fn job_type(&self, tenant: &str, job_type: &str) -> Result<JobTypeRecord, ResolveError> {
+        let key = (tenant.to_owned(), job_type.to_owned());
+        if let Some((at, record)) = self.types.lock().expect("registry lock").get(&key)
+            && at.elapsed() < JOB_TYPE_TTL
+        {
+            return Ok(record.clone());
+        }
+        let record = self
+            .store
+            .get_job_type(tenant, job_type)
+            .await
+            .context("load job type")?
+            .ok_or_else(|| {
+                ResolveError::Permanent(format!(
+                    "job type `{job_type}` of tenant `{tenant}` no longer exists"
+                ))
+            })?;
+        self.types
+            .lock()
+            .expect("registry lock")
+            .insert(key, (Instant::now(), record.clone()));
+        Ok(record)
+    }
+
+    async fn component(&self, component_id: i64) -> Result<TaskComponent, ResolveError> {
+        // One lock over fetch + compile: a burst of jobs for a new component compiles it once.
+        let mut components = self.components.lock().await;
+        if let Some(component) = components.get(&component_id) {
+            return Ok(component.clone());
+        }
+        let gone = || ResolveError::Permanent(format!("component {component_id} no longer exists"));
+        let record = self
+            .store
+            .get_component(component_id)
+            .await
+            .context("load component")?
+            .ok_or_else(gone)?;
+        let bytes = self
+            .store
+            .component_bytes(component_id)
+            .await
+            .context("load component bytes")?
+            .ok_or_else(gone)?;
+        let sandbox = self.sandbox.clone();
+        let prepared = tokio::task::spawn_blocking(move || sandbox.prepare(&record.sha256, &bytes))
+            .await
+            .map_err(|e| anyhow!("compile task panicked: {e}"))?
+            .map_err(|e| {
+                ResolveError::Permanent(format!("component {component_id} cannot run: {e}"))
+            })?;
+        components.insert(component_id, prepared.clone());
+        Ok(prepared)
+    }
+}
+
+/// Job-type limits over the host defaults: a type may only set what it names.
+fn limits_for(defaults: &Limits, record: &JobTypeRecord) -> Limits {
+    let mut limits = defaults.clone();
+    if record.timeout_ms.is_some() {
+        limits.timeout = record.timeout().filter(|t| !t.is_zero());
+    }
+    let set = |value: Option<i64>, slot: &mut u64| {
+        if let Some(v) = value {
+            *slot = v.max(0) as u64;
+        }
+    };
+    set(record.fuel, &mut limits.fuel);
+    set(record.memory_bytes, &mut limits.memory_bytes);
+    set(record.output_bytes, &mut limits.output_bytes);
+    set(record.log_bytes, &mut limits.log_bytes);
+    limits
+}

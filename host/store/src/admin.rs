@@ -1,0 +1,368 @@
+//! Operator operations: cancel, retry, and reading jobs and their attempt history.
+//!
+//! Owns: the statements behind `sluice jobs cancel|retry|list|show` and the HTTP job
+//! endpoints. Must not: touch a running job's lease (a running job is only *asked* to
+//! cancel; its worker ends it), or page with OFFSET (lists are keyset on id).
+
+use chrono::{DateTime, Utc};
+
+use crate::error::is_unique_violation;
+use crate::listen::{CANCEL_CHANNEL, JOBS_CHANNEL};
+use crate::types::{AttemptOutcome, JobState, KeyScope};
+use crate::{Store, StoreError};
+
+/// What `cancel` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CancelResult {
+    /// The job was pending and is now cancelled.
+    Cancelled,
+    /// The job is running: its worker was notified (channel `sluice_cancel`, and via
+    /// heartbeat) and will interrupt it and mark it cancelled.
+    CancelRequested,
+}
+
+/// A job with its payload and output.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+pub struct JobRecord {
+    pub id: i64,
+    pub tenant: String,
+    pub job_type: String,
+    pub payload: Vec<u8>,
+    pub priority: i32,
+    pub state: JobState,
+    pub run_at: DateTime<Utc>,
+    pub attempt: i32,
+    pub max_attempts: i32,
+    pub idempotency_key: Option<String>,
+    pub key_scope: KeyScope,
+    pub locked_by: Option<String>,
+    pub locked_until: Option<DateTime<Utc>>,
+    pub cancel_requested: bool,
+    pub last_error: Option<String>,
+    pub output: Option<Vec<u8>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+/// A job as listed: everything but the payload and output bytes (their sizes instead).
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+pub struct JobSummary {
+    pub id: i64,
+    pub tenant: String,
+    pub job_type: String,
+    pub payload_size: i32,
+    pub priority: i32,
+    pub state: JobState,
+    pub run_at: DateTime<Utc>,
+    pub attempt: i32,
+    pub max_attempts: i32,
+    pub idempotency_key: Option<String>,
+    pub key_scope: KeyScope,
+    pub locked_by: Option<String>,
+    pub locked_until: Option<DateTime<Utc>>,
+    pub cancel_requested: bool,
+    pub last_error: Option<String>,
+    pub output_size: Option<i32>,
+    /// The first 120 bytes of the output, for tables (the whole output is in `JobRecord`).
+    pub output_head: Option<Vec<u8>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+/// Which jobs to list, newest first. For the next page pass the last id as `after`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobFilter {
+    pub tenant: Option<String>,
+    pub state: Option<JobState>,
+    pub job_type: Option<String>,
+    /// Keyset cursor: only jobs with `id < after`.
+    pub after: Option<i64>,
+    /// 1..=1000.
+    pub limit: u32,
+}
+
+impl Default for JobFilter {
+    fn default() -> Self {
+        JobFilter {
+            tenant: None,
+            state: None,
+            job_type: None,
+            after: None,
+            limit: 100,
+        }
+    }
+}
+
+/// One attempt of a job.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+pub struct AttemptRecord {
+    pub id: i64,
+    pub job_id: i64,
+    pub attempt: i32,
+    pub worker: String,
+    pub started_at: DateTime<Utc>,
+    /// `None` while the attempt runs.
+    pub finished_at: Option<DateTime<Utc>>,
+    pub outcome: Option<AttemptOutcome>,
+    pub error: Option<String>,
+    pub fuel_used: Option<i64>,
+}
+
+/// `target` locks the job (scoped to the tenant when given) and reports its state; only
+/// pending and running rows are changed. A running job is flagged and its worker told
+/// via NOTIFY (the payload is the job id).
+const CANCEL: &str = "
+WITH target AS (
+    SELECT id, state FROM sluice.jobs
+    WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)
+    FOR UPDATE
+),
+moved AS (
+    UPDATE sluice.jobs j
+    SET state = CASE WHEN t.state = 'pending' THEN 'cancelled'::sluice.job_state
+                     ELSE j.state END,
+        finished_at = CASE WHEN t.state = 'pending' THEN now() ELSE j.finished_at END,
+        last_error = CASE WHEN t.state = 'pending' THEN 'cancelled by operator'
+                          ELSE j.last_error END,
+        cancel_requested = (t.state = 'running'),
+        updated_at = now()
+    FROM target t
+    WHERE j.id = t.id AND t.state IN ('pending', 'running')
+    RETURNING j.id, t.state AS was
+),
+notified AS (
+    SELECT pg_notify($3, id::text) FROM moved WHERE was = 'running'
+)
+SELECT t.state, m.id IS NOT NULL AS changed, (SELECT count(*) FROM notified) AS notified
+FROM target t
+LEFT JOIN moved m ON m.id = t.id
+";
+
+/// dead|cancelled → pending with a fresh set of attempts, due now.
+const RETRY: &str = "
+WITH target AS (
+    SELECT id, state FROM sluice.jobs
+    WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)
+    FOR UPDATE
+),
+moved AS (
+    UPDATE sluice.jobs j
+    SET state = 'pending', attempt = 0, run_at = now(), finished_at = NULL, updated_at = now()
+    FROM target t
+    WHERE j.id = t.id AND t.state IN ('dead', 'cancelled')
+    RETURNING j.id
+),
+notified AS (
+    SELECT pg_notify($3, '') FROM moved
+)
+SELECT t.state, m.id IS NOT NULL AS changed, (SELECT count(*) FROM notified) AS notified
+FROM target t
+LEFT JOIN moved m ON m.id = t.id
+";
+
+/// Every dead job (of a tenant / job type) back to pending. Jobs whose unfinished-scoped
+/// key is now held by another job are skipped, and of several dead jobs sharing such a
+/// key only the newest is retried, so the unique index is never violated.
+const RETRY_DEAD: &str = "
+WITH locked AS (
+    SELECT id, tenant, idempotency_key, key_scope
+    FROM sluice.jobs j
+    WHERE state = 'dead'
+      AND ($1::text IS NULL OR tenant = $1)
+      AND ($2::text IS NULL OR job_type = $2)
+      AND (idempotency_key IS NULL OR key_scope = 'retained' OR NOT EXISTS (
+            SELECT 1 FROM sluice.jobs h
+            WHERE h.tenant = j.tenant AND h.idempotency_key = j.idempotency_key
+              AND (h.key_scope = 'retained' OR h.state IN ('pending', 'running'))))
+    FOR UPDATE SKIP LOCKED
+),
+chosen AS (
+    SELECT id FROM (
+        SELECT id, idempotency_key, key_scope,
+               row_number() OVER (PARTITION BY tenant, idempotency_key ORDER BY id DESC) AS rn
+        FROM locked
+    ) x
+    WHERE idempotency_key IS NULL OR key_scope = 'retained' OR rn = 1
+),
+moved AS (
+    UPDATE sluice.jobs j
+    SET state = 'pending', attempt = 0, run_at = now(), finished_at = NULL, updated_at = now()
+    FROM chosen c
+    WHERE j.id = c.id AND j.state = 'dead'
+    RETURNING j.id
+),
+notified AS (
+    SELECT pg_notify($3, '') FROM moved LIMIT 1
+)
+SELECT count(*) AS retried, (SELECT count(*) FROM notified) AS notified FROM moved
+";
+
+macro_rules! job_columns {
+    () => {
+        "id, tenant, job_type, payload, priority::int4 AS priority, state, run_at, attempt, \
+         max_attempts, idempotency_key, key_scope, locked_by, locked_until, cancel_requested, \
+         last_error, output, created_at, updated_at, finished_at"
+    };
+}
+
+const GET_JOB: &str = concat!(
+    "SELECT ",
+    job_columns!(),
+    " FROM sluice.jobs WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)"
+);
+
+const LIST_SELECT: &str = "SELECT id, tenant, job_type, octet_length(payload) AS payload_size, \
+     priority::int4 AS priority, state, run_at, attempt, max_attempts, idempotency_key, \
+     key_scope, locked_by, locked_until, cancel_requested, last_error, \
+     octet_length(output) AS output_size, substring(output FROM 1 FOR 120) AS output_head, created_at, updated_at, finished_at \
+     FROM sluice.jobs WHERE true";
+
+const ATTEMPTS: &str = "
+SELECT a.id, a.job_id, a.attempt, a.worker, a.started_at, a.finished_at, a.outcome,
+       a.error, a.fuel_used
+FROM sluice.job_attempts a
+JOIN sluice.jobs j ON j.id = a.job_id
+WHERE a.job_id = $1 AND ($2::text IS NULL OR j.tenant = $2)
+ORDER BY a.id
+";
+
+impl Store {
+    /// Cancels a pending job at once, or asks a running one's worker to stop. Terminal
+    /// jobs are refused with `IllegalTransition`. `tenant: Some` scopes the lookup.
+    #[tracing::instrument(name = "store.cancel", level = "debug", skip_all, fields(id))]
+    pub async fn cancel(&self, tenant: Option<&str>, id: i64) -> Result<CancelResult, StoreError> {
+        let row: Option<(JobState, bool, i64)> = sqlx::query_as(CANCEL)
+            .bind(id)
+            .bind(tenant)
+            .bind(CANCEL_CHANNEL)
+            .fetch_optional(&self.pool)
+            .await?;
+        match row {
+            None => Err(StoreError::job_not_found(id)),
+            Some((JobState::Pending, true, _)) => Ok(CancelResult::Cancelled),
+            Some((JobState::Running, true, _)) => Ok(CancelResult::CancelRequested),
+            Some((state, _, _)) => Err(StoreError::IllegalTransition {
+                id,
+                state,
+                action: "cancel",
+            }),
+        }
+    }
+
+    /// Runs a dead or cancelled job again: pending, attempts reset to 0, due now.
+    /// Other states are refused with `IllegalTransition`, as is a job whose
+    /// unfinished-scoped idempotency key another job has taken meanwhile.
+    #[tracing::instrument(name = "store.retry", level = "debug", skip_all, fields(id))]
+    pub async fn retry(&self, tenant: Option<&str>, id: i64) -> Result<(), StoreError> {
+        let result: Result<Option<(JobState, bool, i64)>, sqlx::Error> = sqlx::query_as(RETRY)
+            .bind(id)
+            .bind(tenant)
+            .bind(JOBS_CHANNEL)
+            .fetch_optional(&self.pool)
+            .await;
+        match result {
+            Ok(None) => Err(StoreError::job_not_found(id)),
+            Ok(Some((_, true, _))) => Ok(()),
+            Ok(Some((state, false, _))) => Err(StoreError::IllegalTransition {
+                id,
+                state,
+                action: "retry (only dead or cancelled jobs can be retried)",
+            }),
+            Err(e) if is_unique_violation(&e, "jobs_idempotency_key_uidx") => {
+                let state = self
+                    .get(tenant, id)
+                    .await?
+                    .map_or(JobState::Dead, |j| j.state);
+                Err(StoreError::IllegalTransition {
+                    id,
+                    state,
+                    action: "retry while another job holds its idempotency key",
+                })
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Retries every dead job of a tenant (or all tenants), optionally of one job type.
+    /// Returns how many went back to pending.
+    #[tracing::instrument(name = "store.retry_dead", level = "debug", skip_all)]
+    pub async fn retry_dead(
+        &self,
+        tenant: Option<&str>,
+        job_type: Option<&str>,
+    ) -> Result<u64, StoreError> {
+        // A concurrent enqueue can take a key between the NOT EXISTS check and the
+        // update; the statement then fails as a whole and is simply run again.
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let result: Result<(i64, i64), sqlx::Error> = sqlx::query_as(RETRY_DEAD)
+                .bind(tenant)
+                .bind(job_type)
+                .bind(JOBS_CHANNEL)
+                .fetch_one(&self.pool)
+                .await;
+            match result {
+                Ok((retried, _)) => return Ok(retried as u64),
+                Err(e) if tries < 3 && is_unique_violation(&e, "jobs_idempotency_key_uidx") => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// One job. `tenant: Some` scopes the lookup: another tenant's job is `None`.
+    pub async fn get(
+        &self,
+        tenant: Option<&str>,
+        id: i64,
+    ) -> Result<Option<JobRecord>, StoreError> {
+        Ok(sqlx::query_as(GET_JOB)
+            .bind(id)
+            .bind(tenant)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    /// Jobs matching `filter`, newest first (keyset on id, never OFFSET).
+    pub async fn list(&self, filter: &JobFilter) -> Result<Vec<JobSummary>, StoreError> {
+        if filter.limit == 0 || filter.limit > 1000 {
+            return Err(StoreError::InvalidInput {
+                field: "limit",
+                message: format!("list 1 to 1000 jobs per page, asked for {}", filter.limit),
+            });
+        }
+        let mut q = sqlx::QueryBuilder::<sqlx::Postgres>::new(LIST_SELECT);
+        if let Some(tenant) = &filter.tenant {
+            q.push(" AND tenant = ").push_bind(tenant);
+        }
+        if let Some(state) = filter.state {
+            // A literal (from a fixed set), so the planner can use the partial indexes.
+            q.push(" AND state = '").push(state.as_str()).push("'");
+        }
+        if let Some(job_type) = &filter.job_type {
+            q.push(" AND job_type = ").push_bind(job_type);
+        }
+        if let Some(after) = filter.after {
+            q.push(" AND id < ").push_bind(after);
+        }
+        q.push(" ORDER BY id DESC LIMIT ")
+            .push_bind(i64::from(filter.limit));
+        Ok(q.build_query_as().fetch_all(&self.pool).await?)
+    }
+
+    /// The attempt history of a job, oldest first (empty if the job does not exist or
+    /// belongs to another tenant).
+    pub async fn attempts(
+        &self,
+        tenant: Option<&str>,
+        id: i64,
+    ) -> Result<Vec<AttemptRecord>, StoreError> {
+        Ok(sqlx::query_as(ATTEMPTS)
+            .bind(id)
+            .bind(tenant)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+}

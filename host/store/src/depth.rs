@@ -1,0 +1,42 @@
+//! Read-only questions about how much work is waiting: when the next pending job falls
+//! due (so an idle worker sleeps exactly until then) and how many are pending.
+//!
+//! Owns: those two queries. Must not: change any row.
+
+use std::time::Duration;
+
+use crate::{Store, StoreError};
+
+const NEXT_DUE: &str = "
+SELECT extract(epoch FROM min(run_at) - now())::float8
+FROM sluice.jobs
+WHERE state = 'pending' AND ($1::text[] IS NULL OR tenant = ANY($1))
+";
+
+const COUNT_PENDING: &str = "
+SELECT count(*) FROM sluice.jobs
+WHERE state = 'pending' AND ($1::text IS NULL OR tenant = $1)
+";
+
+impl Store {
+    /// Time until the earliest pending job (of these tenants, or of all) is due: zero if
+    /// one is due now, `None` if nothing is pending. Database time only.
+    pub async fn next_due_in(
+        &self,
+        tenants: Option<&[String]>,
+    ) -> Result<Option<Duration>, StoreError> {
+        let seconds: Option<f64> = sqlx::query_scalar(NEXT_DUE)
+            .bind(tenants)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(seconds.map(|s| Duration::from_secs_f64(s.max(0.0))))
+    }
+
+    /// Pending jobs, of one tenant or of all.
+    pub async fn count_pending(&self, tenant: Option<&str>) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar(COUNT_PENDING)
+            .bind(tenant)
+            .fetch_one(&self.pool)
+            .await?)
+    }
+}

@@ -1,0 +1,470 @@
+//! Enqueue: one job or many, in one round-trip, with idempotency keys.
+//!
+//! Owns: the INSERT into `sluice.jobs` and the `sluice_jobs` notification it sends.
+//! Must not: write anything when any row of a batch is invalid, or decide duplicates in
+//! Rust — the unique index `jobs_idempotency_key_uidx` is the authority (Rust only folds
+//! repeats of one key inside a single batch, which one statement cannot see).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use crate::job_types::validate_job_type_name;
+use crate::listen::JOBS_CHANNEL;
+use crate::types::KeyScope;
+use crate::{Store, StoreError, tenants};
+
+/// When a job becomes due.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RunAt {
+    /// Now (database time).
+    #[default]
+    Now,
+    /// This long after now (database time).
+    Delay(Duration),
+    /// At this instant.
+    At(DateTime<Utc>),
+}
+
+/// A job to enqueue. Build with [`NewJob::new`] and the `with_*` methods.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewJob {
+    pub tenant: String,
+    pub job_type: String,
+    /// Opaque bytes (JSON by convention); at most the tenant's `max_payload_bytes`
+    /// (default 1 MiB).
+    pub payload: Vec<u8>,
+    /// Higher runs first; must fit an `i16`. See [`crate::priority`].
+    pub priority: i32,
+    pub run_at: RunAt,
+    /// `None` takes the job type's `max_attempts`.
+    pub max_attempts: Option<i32>,
+    /// A duplicate key (per tenant) returns the existing job and creates nothing.
+    pub idempotency_key: Option<String>,
+    pub key_scope: KeyScope,
+}
+
+impl NewJob {
+    /// A job due now at medium priority with the job type's attempts and no key.
+    pub fn new(
+        tenant: impl Into<String>,
+        job_type: impl Into<String>,
+        payload: impl Into<Vec<u8>>,
+    ) -> Self {
+        NewJob {
+            tenant: tenant.into(),
+            job_type: job_type.into(),
+            payload: payload.into(),
+            priority: crate::priority::MEDIUM,
+            run_at: RunAt::Now,
+            max_attempts: None,
+            idempotency_key: None,
+            key_scope: KeyScope::Retained,
+        }
+    }
+
+    /// Sets the priority (see [`crate::priority`]; must fit an `i16`).
+    pub fn with_priority(mut self, priority: i32) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// Sets when the job becomes due.
+    pub fn with_run_at(mut self, run_at: RunAt) -> Self {
+        self.run_at = run_at;
+        self
+    }
+
+    /// Overrides the job type's attempts (at least 1; 1 means never retried).
+    pub fn with_max_attempts(mut self, max_attempts: i32) -> Self {
+        self.max_attempts = Some(max_attempts);
+        self
+    }
+
+    /// Makes the enqueue idempotent on `key` (per tenant) for as long as `scope` says.
+    pub fn with_idempotency_key(mut self, key: impl Into<String>, scope: KeyScope) -> Self {
+        self.idempotency_key = Some(key.into());
+        self.key_scope = scope;
+        self
+    }
+}
+
+/// Result of enqueueing one job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Enqueued {
+    pub id: i64,
+    /// False when the idempotency key was taken: `id` is the job holding it.
+    pub created: bool,
+}
+
+/// How many times rows whose key holder was invisible to the statement's snapshot (it
+/// committed during the statement) are retried before giving up.
+const MAX_KEY_ROUNDS: usize = 16;
+
+// The batch statement, in fragments shared by its two variants (with and without
+// idempotency keys). Parameters: $1 tenant[], $2 job_type[], $3 payload[], $4 priority[],
+// $5 delay_us[], $6 at[], $7 max_attempts[], $8 idempotency_key[], $9 key_scope[],
+// $10 default payload limit, $11 notification channel. $5 to $9 may be NULL instead of
+// an array when no row sets them: SRFs in one SELECT list run in lockstep and a shorter
+// (or NULL) array is padded with NULLs, so the client need not send 100k defaults.
+//
+// `groups` checks each distinct (tenant, job type) of the batch once: both exist, and
+// the largest payload is within the tenant's limit. `problem` is the first failure; if
+// there is one, `ids` has no row, so the inserts see no rows and nothing is written.
+// `ids` draws one id per row from the sequence up front, in input order, so every result
+// maps to its input row even when ON CONFLICT skips a row. The arrays are unnested in
+// SELECT lists (they zip in lockstep and stream) rather than in FROM (which would
+// materialise every payload into a tuplestore), and the wide input is only ever read by
+// the INSERTs: no CTE holds a payload.
+macro_rules! enqueue_head {
+    () => {
+        "
+WITH groups AS (
+    SELECT g.tenant, g.job_type, g.first_ord, g.max_size,
+           t.id IS NOT NULL AS tenant_ok,
+           jt.name IS NOT NULL AS type_ok,
+           coalesce(t.max_payload_bytes, $10::int8) AS payload_limit,
+           jt.max_attempts AS type_max_attempts
+    FROM (
+        SELECT tenant, job_type, min(ord) AS first_ord, max(size) AS max_size
+        FROM (SELECT unnest($1::text[]) AS tenant, unnest($2::text[]) AS job_type,
+                     octet_length(unnest($3::bytea[]))::int8 AS size,
+                     generate_series(1::int8, cardinality($1::text[])) AS ord) u
+        GROUP BY tenant, job_type
+    ) g
+    LEFT JOIN sluice.tenants t ON t.id = g.tenant
+    LEFT JOIN sluice.job_types jt ON jt.tenant = g.tenant AND jt.name = g.job_type
+),
+problem AS (
+    SELECT first_ord,
+           CASE WHEN NOT tenant_ok THEN 'tenant'
+                WHEN NOT type_ok THEN 'job_type'
+                ELSE 'payload' END AS problem,
+           max_size, payload_limit
+    FROM groups
+    WHERE NOT tenant_ok OR NOT type_ok OR max_size > payload_limit
+    ORDER BY first_ord
+    LIMIT 1
+),
+ids AS (
+    SELECT array_agg(nextval('sluice.jobs_id_seq')) AS a
+    FROM generate_series(1, cardinality($1::text[]))
+    WHERE NOT EXISTS (SELECT 1 FROM problem)
+    HAVING count(*) > 0
+),
+ins_plain AS (
+    INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at, max_attempts,
+                             key_scope)
+    SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
+           coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
+           coalesce(u.max_attempts, jt.max_attempts), coalesce(u.key_scope, 'retained')::sluice.key_scope
+    FROM (SELECT unnest(ids.a) AS id, unnest($1::text[]) AS tenant,
+                 unnest($2::text[]) AS job_type, unnest($3::bytea[]) AS payload,
+                 unnest($4::int2[]) AS priority, unnest($5::int8[]) AS delay_us,
+                 unnest($6::timestamptz[]) AS at, unnest($7::int4[]) AS max_attempts,
+                 unnest($8::text[]) AS idempotency_key, unnest($9::text[]) AS key_scope
+          FROM ids) u
+    JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
+    WHERE u.idempotency_key IS NULL
+),
+keyless_due AS (
+    SELECT 1
+    FROM (SELECT unnest(ids.a) AS id, unnest($5::int8[]) AS delay_us,
+                 unnest($6::timestamptz[]) AS at, unnest($8::text[]) AS idempotency_key
+          FROM ids) u
+    WHERE u.idempotency_key IS NULL
+      AND coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond') <= now()
+    LIMIT 1
+),"
+    };
+}
+
+/// Batches without idempotency keys: a plain INSERT, which inserts every row or fails.
+const ENQUEUE_PLAIN: &str = concat!(
+    enqueue_head!(),
+    "
+notified AS (
+    SELECT pg_notify($11, '') WHERE EXISTS (SELECT 1 FROM keyless_due)
+)
+SELECT p.problem, p.first_ord AS problem_ord, p.max_size AS payload_size, p.payload_limit,
+       (SELECT a FROM ids) AS ids,
+       NULL::int8[] AS dup_ords, NULL::int8[] AS dup_holders,
+       (SELECT count(*) FROM notified) AS notified
+FROM (SELECT 1) one
+LEFT JOIN problem p ON true
+"
+);
+
+/// Batches with keys: keyed rows go through `ON CONFLICT DO NOTHING` against
+/// `jobs_idempotency_key_uidx`. `dups` lists the rows that were skipped with the job now
+/// holding their key; it reads the statement's snapshot, so a holder that committed
+/// after the statement began is not seen and comes back NULL, for the caller to retry.
+const ENQUEUE_KEYED: &str = concat!(
+    enqueue_head!(),
+    "
+ins_keyed AS (
+    INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at, max_attempts,
+                             idempotency_key, key_scope)
+    SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
+           coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
+           coalesce(u.max_attempts, jt.max_attempts), u.idempotency_key,
+           coalesce(u.key_scope, 'retained')::sluice.key_scope
+    FROM (SELECT unnest(ids.a) AS id, unnest($1::text[]) AS tenant,
+                 unnest($2::text[]) AS job_type, unnest($3::bytea[]) AS payload,
+                 unnest($4::int2[]) AS priority, unnest($5::int8[]) AS delay_us,
+                 unnest($6::timestamptz[]) AS at, unnest($7::int4[]) AS max_attempts,
+                 unnest($8::text[]) AS idempotency_key, unnest($9::text[]) AS key_scope
+          FROM ids) u
+    JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
+    WHERE u.idempotency_key IS NOT NULL
+    ON CONFLICT DO NOTHING
+    RETURNING id, run_at
+),
+dups AS (
+    SELECT u.ord,
+           (SELECT j.id FROM sluice.jobs j
+            WHERE j.tenant = u.tenant AND j.idempotency_key = u.idempotency_key
+              AND (j.key_scope = 'retained' OR j.state IN ('pending', 'running'))) AS holder
+    FROM (SELECT unnest(ids.a) AS id, unnest($1::text[]) AS tenant,
+                 unnest($8::text[]) AS idempotency_key,
+                 generate_series(1::int8, cardinality(ids.a)) AS ord
+          FROM ids) u
+    WHERE u.idempotency_key IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM ins_keyed k WHERE k.id = u.id)
+),
+notified AS (
+    SELECT pg_notify($11, '')
+    WHERE EXISTS (SELECT 1 FROM keyless_due)
+       OR EXISTS (SELECT 1 FROM ins_keyed WHERE run_at <= now())
+)
+SELECT p.problem, p.first_ord AS problem_ord, p.max_size AS payload_size, p.payload_limit,
+       (SELECT a FROM ids) AS ids,
+       (SELECT array_agg(ord ORDER BY ord) FROM dups) AS dup_ords,
+       (SELECT array_agg(holder ORDER BY ord) FROM dups) AS dup_holders,
+       (SELECT count(*) FROM notified) AS notified
+FROM (SELECT 1) one
+LEFT JOIN problem p ON true
+"
+);
+
+/// The single result row of either variant.
+#[derive(sqlx::FromRow)]
+struct EnqueueRow {
+    problem: Option<String>,
+    problem_ord: Option<i64>,
+    payload_size: Option<i64>,
+    payload_limit: Option<i64>,
+    /// One id per input row, in input order (NULL when there was a problem).
+    ids: Option<Vec<i64>>,
+    /// Input rows (1-based) whose key was taken, and the job holding it (NULL: unknown
+    /// yet, retry).
+    dup_ords: Option<Vec<i64>>,
+    dup_holders: Option<Vec<Option<i64>>>,
+}
+
+/// Checks what can be checked without the database. Malformed tenant ids cannot exist,
+/// so they are reported as unknown tenants.
+fn validate(job: &NewJob) -> Result<(), StoreError> {
+    tenants::validate_tenant_id(&job.tenant)
+        .map_err(|_| StoreError::UnknownTenant(job.tenant.clone()))?;
+    validate_job_type_name(&job.job_type)?;
+    if i16::try_from(job.priority).is_err() {
+        return Err(StoreError::InvalidInput {
+            field: "priority",
+            message: format!(
+                "{} is outside {}..={}; use the labels low=0, medium=10, high=20, critical=30",
+                job.priority,
+                i16::MIN,
+                i16::MAX
+            ),
+        });
+    }
+    if let Some(n) = job.max_attempts
+        && n < 1
+    {
+        return Err(StoreError::InvalidInput {
+            field: "max_attempts",
+            message: format!("must be at least 1 (1 means never retried), got {n}"),
+        });
+    }
+    if let Some(key) = &job.idempotency_key {
+        let n = key.chars().count();
+        if n == 0 || n > 255 {
+            return Err(StoreError::InvalidInput {
+                field: "idempotency_key",
+                message: format!("must be 1 to 255 characters, got {n}"),
+            });
+        }
+    }
+    if let RunAt::Delay(d) = job.run_at {
+        crate::micros("run_at delay", d, false)?;
+    }
+    Ok(())
+}
+
+impl Store {
+    /// Enqueues one job. A duplicate idempotency key returns the holder's id with
+    /// `created: false`.
+    pub async fn enqueue(&self, job: &NewJob) -> Result<Enqueued, StoreError> {
+        let mut out = self.enqueue_many(std::slice::from_ref(job)).await?;
+        Ok(out.pop().expect("one result per job"))
+    }
+
+    /// Enqueues a batch in one statement: all rows or none. Results are in input order.
+    /// Repeats of one (tenant, key) inside the batch resolve to the first one's job.
+    #[tracing::instrument(name = "store.enqueue", level = "debug", skip_all, fields(jobs = jobs.len()))]
+    pub async fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<Enqueued>, StoreError> {
+        for job in jobs {
+            validate(job)?;
+        }
+        // Fold repeated keys within the batch onto their first occurrence.
+        let mut first_of_key: HashMap<(&str, &str), usize> = HashMap::new();
+        let mut alias: Vec<Option<usize>> = vec![None; jobs.len()];
+        for (i, job) in jobs.iter().enumerate() {
+            if let Some(key) = job.idempotency_key.as_deref() {
+                match first_of_key.get(&(job.tenant.as_str(), key)) {
+                    Some(&first) => alias[i] = Some(first),
+                    None => {
+                        first_of_key.insert((job.tenant.as_str(), key), i);
+                    }
+                }
+            }
+        }
+
+        let mut results: Vec<Option<Enqueued>> = vec![None; jobs.len()];
+        let mut todo: Vec<usize> = (0..jobs.len()).filter(|&i| alias[i].is_none()).collect();
+        let mut round = 0;
+        while !todo.is_empty() {
+            round += 1;
+            if round > MAX_KEY_ROUNDS {
+                let job = &jobs[todo[0]];
+                return Err(StoreError::KeyContended {
+                    tenant: job.tenant.clone(),
+                    key: job.idempotency_key.clone().unwrap_or_default(),
+                });
+            }
+            let row = self.enqueue_round(jobs, &todo).await?;
+            if let Some(problem) = row.problem {
+                let job = &jobs[todo[(row.problem_ord.unwrap_or(1) - 1) as usize]];
+                return Err(match problem.as_str() {
+                    "tenant" => StoreError::UnknownTenant(job.tenant.clone()),
+                    "job_type" => StoreError::UnknownJobType {
+                        tenant: job.tenant.clone(),
+                        job_type: job.job_type.clone(),
+                    },
+                    _ => StoreError::PayloadTooLarge {
+                        size: row.payload_size.unwrap_or_default(),
+                        limit: row.payload_limit.unwrap_or_default(),
+                    },
+                });
+            }
+            let ids = row.ids.unwrap_or_default();
+            if ids.len() != todo.len() {
+                return Err(StoreError::Database(sqlx::Error::Protocol(format!(
+                    "enqueue returned {} ids for {} jobs",
+                    ids.len(),
+                    todo.len()
+                ))));
+            }
+            for (pos, &idx) in todo.iter().enumerate() {
+                results[idx] = Some(Enqueued {
+                    id: ids[pos],
+                    created: true,
+                });
+            }
+            let mut unresolved = Vec::new();
+            let dup_ords = row.dup_ords.unwrap_or_default();
+            let dup_holders = row.dup_holders.unwrap_or_default();
+            for (ord, holder) in dup_ords.into_iter().zip(dup_holders) {
+                let idx = todo[(ord - 1) as usize];
+                match holder {
+                    Some(id) => results[idx] = Some(Enqueued { id, created: false }),
+                    None => {
+                        results[idx] = None;
+                        unresolved.push(idx);
+                    }
+                }
+            }
+            unresolved.sort_unstable();
+            todo = unresolved;
+        }
+        Ok(results
+            .iter()
+            .enumerate()
+            .map(|(i, r)| match alias[i] {
+                Some(first) => Enqueued {
+                    id: results[first].expect("resolved").id,
+                    created: false,
+                },
+                None => r.expect("every row resolved"),
+            })
+            .collect())
+    }
+
+    /// One execution of the batch statement for the rows `idx` of `jobs`.
+    async fn enqueue_round(
+        &self,
+        jobs: &[NewJob],
+        idx: &[usize],
+    ) -> Result<EnqueueRow, StoreError> {
+        let n = idx.len();
+        let rows = || idx.iter().map(|&i| &jobs[i]);
+        let tenant: Vec<&str> = rows().map(|j| j.tenant.as_str()).collect();
+        let job_type: Vec<&str> = rows().map(|j| j.job_type.as_str()).collect();
+        let payload: Vec<&[u8]> = rows().map(|j| j.payload.as_slice()).collect();
+        let priority: Vec<i16> = rows().map(|j| j.priority as i16).collect(); // validated
+        // Columns most batches leave at their default are sent as NULL (see the SQL).
+        let delay_us: Option<Vec<Option<i64>>> =
+            if rows().any(|j| matches!(j.run_at, RunAt::Delay(_))) {
+                let mut v = Vec::with_capacity(n);
+                for j in rows() {
+                    v.push(match j.run_at {
+                        RunAt::Delay(d) => Some(crate::micros("run_at delay", d, false)?),
+                        _ => None,
+                    });
+                }
+                Some(v)
+            } else {
+                None
+            };
+        let at: Option<Vec<Option<DateTime<Utc>>>> =
+            rows().any(|j| matches!(j.run_at, RunAt::At(_))).then(|| {
+                rows()
+                    .map(|j| match j.run_at {
+                        RunAt::At(t) => Some(t),
+                        _ => None,
+                    })
+                    .collect()
+            });
+        let max_attempts: Option<Vec<Option<i32>>> = rows()
+            .any(|j| j.max_attempts.is_some())
+            .then(|| rows().map(|j| j.max_attempts).collect());
+        let key: Option<Vec<Option<&str>>> = rows()
+            .any(|j| j.idempotency_key.is_some())
+            .then(|| rows().map(|j| j.idempotency_key.as_deref()).collect());
+        let scope: Option<Vec<&str>> = rows()
+            .any(|j| j.key_scope != KeyScope::Retained)
+            .then(|| rows().map(|j| j.key_scope.as_str()).collect());
+        let sql = if key.is_some() {
+            ENQUEUE_KEYED
+        } else {
+            ENQUEUE_PLAIN
+        };
+        let row: EnqueueRow = sqlx::query_as(sql)
+            .bind(tenant)
+            .bind(job_type)
+            .bind(payload)
+            .bind(priority)
+            .bind(delay_us)
+            .bind(at)
+            .bind(max_attempts)
+            .bind(key)
+            .bind(scope)
+            .bind(self.default_max_payload_bytes)
+            .bind(JOBS_CHANNEL)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row)
+    }
+}

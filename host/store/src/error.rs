@@ -1,0 +1,84 @@
+//! The store's error type: one variant per case a caller must branch on.
+//!
+//! Owns: [`StoreError`] and the mapping of Postgres error codes onto it.
+//! Must not: log (errors are logged where they are handled, not where they pass).
+
+use crate::types::JobState;
+
+/// Why a store operation refused or failed. Each message names the problem and what to
+/// do about it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// No tenant with this id. Create it first (`sluice tenants create <id>`).
+    #[error("unknown tenant {0:?}: create it first (sluice tenants create {0})")]
+    UnknownTenant(String),
+
+    /// The tenant has no job type with this name.
+    #[error(
+        "unknown job type {job_type:?} for tenant {tenant:?}: register it with a component first"
+    )]
+    UnknownJobType { tenant: String, job_type: String },
+
+    /// An argument is out of range or malformed; nothing was written.
+    #[error("invalid {field}: {message}")]
+    InvalidInput {
+        field: &'static str,
+        message: String,
+    },
+
+    /// The payload is bigger than the tenant's limit; nothing was written.
+    #[error(
+        "payload is {size} bytes, over the limit of {limit} bytes: store large data elsewhere and pass a reference"
+    )]
+    PayloadTooLarge { size: i64, limit: i64 },
+
+    /// The thing does not exist (or belongs to another tenant).
+    #[error("{entity} {id} not found (or it belongs to another tenant)")]
+    NotFound { entity: &'static str, id: String },
+
+    /// The job is in a state where this action makes no sense; nothing changed.
+    #[error("job {id} is {state}: cannot {action}")]
+    IllegalTransition {
+        id: i64,
+        state: JobState,
+        action: &'static str,
+    },
+
+    /// The lease no longer holds (it expired and the job was reaped or claimed again,
+    /// or the job was cancelled): the caller's result is dropped and nothing changed.
+    #[error(
+        "lease on job {job_id} lost: the job was reaped, cancelled or claimed by another worker; drop this attempt's result"
+    )]
+    LeaseLost { job_id: i64 },
+
+    /// An idempotency key kept changing hands while enqueueing (it was freed and taken
+    /// again between retries many times). Retry the enqueue later.
+    #[error(
+        "idempotency key {key:?} of tenant {tenant:?} kept changing hands during enqueue; retry later"
+    )]
+    KeyContended { tenant: String, key: String },
+
+    /// Postgres or the connection failed.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+}
+
+impl StoreError {
+    pub(crate) fn job_not_found(id: i64) -> StoreError {
+        StoreError::NotFound {
+            entity: "job",
+            id: id.to_string(),
+        }
+    }
+}
+
+/// True when `err` is a unique violation (SQLSTATE 23505) on `constraint`.
+pub(crate) fn is_unique_violation(err: &sqlx::Error, constraint: &str) -> bool {
+    match err {
+        sqlx::Error::Database(db) => {
+            db.code().as_deref() == Some("23505") && db.constraint() == Some(constraint)
+        }
+        _ => false,
+    }
+}

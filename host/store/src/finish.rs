@@ -1,0 +1,350 @@
+//! The worker's side of the queue, second half: the four ways an attempt ends
+//! (complete, fail, release, mark_cancelled).
+//!
+//! Owns: every statement that moves a job out of `running` on behalf of the lease
+//! holder, and the closing of the attempt-history row in the same statement.
+//! Must not: change a job without matching `id`, `state = 'running'` and the lease
+//! token in the same statement — a stale holder must never overwrite anything.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use crate::listen::JOBS_CHANNEL;
+use crate::types::{JobState, Lease};
+use crate::{Store, StoreError, micros};
+
+/// A successful attempt.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Completion {
+    pub output: Vec<u8>,
+    pub fuel_used: Option<i64>,
+}
+
+/// Retry delay policy: `min(cap, base * 2^(attempt-1)) * (1 ± jitter * random())`,
+/// computed in SQL from database time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Backoff {
+    pub base: Duration,
+    pub cap: Duration,
+    /// Fraction in `0.0..=1.0`.
+    pub jitter: f64,
+}
+
+impl Default for Backoff {
+    /// 1 s, capped at 1 h, ±20 %.
+    fn default() -> Self {
+        Backoff {
+            base: Duration::from_secs(1),
+            cap: Duration::from_secs(3600),
+            jitter: 0.2,
+        }
+    }
+}
+
+/// A failed attempt.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Failure {
+    /// Kept as the job's `last_error` and in the attempt history.
+    pub error: String,
+    /// Permanent: dead now, whatever attempts are left.
+    pub fatal: bool,
+    pub backoff: Backoff,
+    pub fuel_used: Option<i64>,
+}
+
+impl Failure {
+    /// A retryable failure with the default backoff.
+    pub fn retry(error: impl Into<String>) -> Self {
+        Failure {
+            error: error.into(),
+            fatal: false,
+            backoff: Backoff::default(),
+            fuel_used: None,
+        }
+    }
+
+    /// A permanent failure.
+    pub fn fatal(error: impl Into<String>) -> Self {
+        Failure {
+            fatal: true,
+            ..Failure::retry(error)
+        }
+    }
+}
+
+/// Where a failed job went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailResult {
+    /// Back to pending, due at `run_at`.
+    Retrying { run_at: DateTime<Utc> },
+    /// Attempts used up, or the failure was fatal.
+    Dead,
+    /// A cancel had been requested while it ran: cancelled instead of retried.
+    Cancelled,
+}
+
+const COMPLETE: &str = "
+WITH done AS (
+    UPDATE sluice.jobs
+    SET state = 'completed', output = $3, finished_at = now(), updated_at = now(),
+        locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false
+    WHERE id = $1 AND state = 'running' AND lease_token = $2
+    RETURNING id
+),
+history AS (
+    UPDATE sluice.job_attempts a
+    SET finished_at = now(), outcome = 'completed', fuel_used = $4
+    FROM done
+    WHERE a.job_id = done.id AND a.lease_token = $2
+)
+SELECT id FROM done
+";
+
+/// `COMPLETE` for a batch: one statement applies every outcome whose lease still holds;
+/// stale ones match nothing and are reported per job.
+const COMPLETE_MANY: &str = "
+WITH input AS (
+    SELECT * FROM unnest($1::int8[], $2::uuid[], $3::bytea[], $4::int8[]) AS i(id, token, output, fuel)
+),
+done AS (
+    UPDATE sluice.jobs j
+    SET state = 'completed', output = i.output, finished_at = now(), updated_at = now(),
+        locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false
+    FROM input i
+    WHERE j.id = i.id AND j.state = 'running' AND j.lease_token = i.token
+    RETURNING j.id, i.token, i.fuel
+),
+history AS (
+    UPDATE sluice.job_attempts a
+    SET finished_at = now(), outcome = 'completed', fuel_used = d.fuel
+    FROM done d
+    WHERE a.job_id = d.id AND a.lease_token = d.token
+)
+SELECT id FROM done
+";
+
+/// `decision` locks the fenced row and decides where it goes: cancelled if a cancel was
+/// requested, dead if fatal or out of attempts, else pending at now() + backoff.
+const FAIL: &str = "
+WITH decision AS (
+    SELECT id,
+           CASE WHEN cancel_requested THEN 'cancelled'
+                WHEN $4 OR attempt >= max_attempts THEN 'dead'
+                ELSE 'pending'
+           END::sluice.job_state AS next_state,
+           now() + least($6::float8, $5::float8 * power(2::float8, least(attempt - 1, 62)))
+                 * (1 + $7::float8 * (2 * random() - 1))
+                 * interval '1 microsecond' AS retry_at
+    FROM sluice.jobs
+    WHERE id = $1 AND state = 'running' AND lease_token = $2
+    FOR UPDATE
+),
+moved AS (
+    UPDATE sluice.jobs j
+    SET state = d.next_state,
+        run_at = CASE WHEN d.next_state = 'pending' THEN d.retry_at ELSE j.run_at END,
+        finished_at = CASE WHEN d.next_state = 'pending' THEN NULL ELSE now() END,
+        last_error = $3,
+        locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false,
+        updated_at = now()
+    FROM decision d
+    WHERE j.id = d.id AND j.state = 'running' AND j.lease_token = $2
+    RETURNING j.id, j.state, j.run_at
+),
+history AS (
+    UPDATE sluice.job_attempts a
+    SET finished_at = now(), error = $3, fuel_used = $8,
+        outcome = CASE m.state WHEN 'pending' THEN 'retry'
+                               WHEN 'dead' THEN 'dead'
+                               ELSE 'cancelled' END
+    FROM moved m
+    WHERE a.job_id = m.id AND a.lease_token = $2
+)
+SELECT state, run_at FROM moved
+";
+
+/// Back to pending without using the attempt (or to cancelled if a cancel is pending).
+const RELEASE: &str = "
+WITH moved AS (
+    UPDATE sluice.jobs
+    SET state = CASE WHEN cancel_requested THEN 'cancelled'::sluice.job_state
+                     ELSE 'pending' END,
+        attempt = CASE WHEN cancel_requested THEN attempt ELSE attempt - 1 END,
+        finished_at = CASE WHEN cancel_requested THEN now() END,
+        last_error = CASE WHEN cancel_requested THEN 'cancelled by operator' ELSE last_error END,
+        locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false,
+        updated_at = now()
+    WHERE id = $1 AND state = 'running' AND lease_token = $2
+    RETURNING id, state
+),
+history AS (
+    UPDATE sluice.job_attempts a
+    SET finished_at = now(), error = $3,
+        outcome = CASE WHEN m.state = 'pending' THEN 'released' ELSE 'cancelled' END
+    FROM moved m
+    WHERE a.job_id = m.id AND a.lease_token = $2
+),
+notified AS (
+    SELECT pg_notify($4, '') FROM moved WHERE state = 'pending'
+)
+SELECT id, (SELECT count(*) FROM notified) AS notified FROM moved
+";
+
+const MARK_CANCELLED: &str = "
+WITH moved AS (
+    UPDATE sluice.jobs
+    SET state = 'cancelled', finished_at = now(), last_error = $3,
+        locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false,
+        updated_at = now()
+    WHERE id = $1 AND state = 'running' AND lease_token = $2
+    RETURNING id
+),
+history AS (
+    UPDATE sluice.job_attempts a
+    SET finished_at = now(), outcome = 'cancelled', error = $3
+    FROM moved m
+    WHERE a.job_id = m.id AND a.lease_token = $2
+)
+SELECT id FROM moved
+";
+
+fn validate_backoff(b: &Backoff) -> Result<(i64, i64, f64), StoreError> {
+    if !(0.0..=1.0).contains(&b.jitter) {
+        return Err(StoreError::InvalidInput {
+            field: "backoff.jitter",
+            message: format!("must be a fraction between 0 and 1, got {}", b.jitter),
+        });
+    }
+    Ok((
+        micros("backoff.base", b.base, false)?,
+        micros("backoff.cap", b.cap, false)?,
+        b.jitter,
+    ))
+}
+
+fn validate_fuel(fuel_used: Option<i64>) -> Result<(), StoreError> {
+    match fuel_used {
+        Some(f) if f < 0 => Err(StoreError::InvalidInput {
+            field: "fuel_used",
+            message: format!("{f} is negative"),
+        }),
+        _ => Ok(()),
+    }
+}
+
+impl Store {
+    /// running → completed, storing the output. `LeaseLost` if the lease is stale.
+    #[tracing::instrument(name = "store.complete", level = "debug", skip_all, fields(job_id = lease.job_id))]
+    pub async fn complete(&self, lease: &Lease, done: &Completion) -> Result<(), StoreError> {
+        validate_fuel(done.fuel_used)?;
+        let row: Option<i64> = sqlx::query_scalar(COMPLETE)
+            .bind(lease.job_id)
+            .bind(lease.token)
+            .bind(&done.output)
+            .bind(done.fuel_used)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|_| ()).ok_or(StoreError::LeaseLost {
+            job_id: lease.job_id,
+        })
+    }
+
+    /// `complete` for many jobs in one statement. The result has one entry per input, in
+    /// order: `Ok` if applied, `Err(LeaseLost)` if that lease was stale (the others are
+    /// applied regardless).
+    #[tracing::instrument(name = "store.complete_many", level = "debug", skip_all, fields(count = outcomes.len()))]
+    pub async fn complete_many(
+        &self,
+        outcomes: &[(Lease, Completion)],
+    ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        let mut ids = Vec::with_capacity(outcomes.len());
+        let mut tokens = Vec::with_capacity(outcomes.len());
+        let mut outputs = Vec::with_capacity(outcomes.len());
+        let mut fuel = Vec::with_capacity(outcomes.len());
+        for (lease, done) in outcomes {
+            validate_fuel(done.fuel_used)?;
+            ids.push(lease.job_id);
+            tokens.push(lease.token);
+            outputs.push(done.output.as_slice());
+            fuel.push(done.fuel_used);
+        }
+        let applied: Vec<i64> = sqlx::query_scalar(COMPLETE_MANY)
+            .bind(&ids)
+            .bind(&tokens)
+            .bind(&outputs)
+            .bind(&fuel)
+            .fetch_all(&self.pool)
+            .await?;
+        let applied: std::collections::HashSet<i64> = applied.into_iter().collect();
+        Ok(ids
+            .into_iter()
+            .map(|job_id| {
+                if applied.contains(&job_id) {
+                    Ok(())
+                } else {
+                    Err(StoreError::LeaseLost { job_id })
+                }
+            })
+            .collect())
+    }
+
+    /// running → pending (retry after backoff), dead (fatal or out of attempts) or
+    /// cancelled (a cancel was requested). `last_error` is set in every case.
+    #[tracing::instrument(name = "store.fail", level = "debug", skip_all, fields(job_id = lease.job_id, fatal = failure.fatal))]
+    pub async fn fail(&self, lease: &Lease, failure: &Failure) -> Result<FailResult, StoreError> {
+        let (base_us, cap_us, jitter) = validate_backoff(&failure.backoff)?;
+        validate_fuel(failure.fuel_used)?;
+        let row: Option<(JobState, DateTime<Utc>)> = sqlx::query_as(FAIL)
+            .bind(lease.job_id)
+            .bind(lease.token)
+            .bind(&failure.error)
+            .bind(failure.fatal)
+            .bind(base_us as f64)
+            .bind(cap_us as f64)
+            .bind(jitter)
+            .bind(failure.fuel_used)
+            .fetch_optional(&self.pool)
+            .await?;
+        match row {
+            None => Err(StoreError::LeaseLost {
+                job_id: lease.job_id,
+            }),
+            Some((JobState::Pending, run_at)) => Ok(FailResult::Retrying { run_at }),
+            Some((JobState::Dead, _)) => Ok(FailResult::Dead),
+            Some((_, _)) => Ok(FailResult::Cancelled),
+        }
+    }
+
+    /// running → pending without using the attempt (host shutdown, infrastructure
+    /// failure). If a cancel was requested meanwhile the job becomes cancelled instead.
+    /// `reason` goes to the attempt history.
+    #[tracing::instrument(name = "store.release", level = "debug", skip_all, fields(job_id = lease.job_id))]
+    pub async fn release(&self, lease: &Lease, reason: &str) -> Result<(), StoreError> {
+        let row: Option<(i64, i64)> = sqlx::query_as(RELEASE)
+            .bind(lease.job_id)
+            .bind(lease.token)
+            .bind(reason)
+            .bind(JOBS_CHANNEL)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|_| ()).ok_or(StoreError::LeaseLost {
+            job_id: lease.job_id,
+        })
+    }
+
+    /// running → cancelled, by the worker after it interrupted a job whose cancel was
+    /// requested. `reason` becomes `last_error`.
+    #[tracing::instrument(name = "store.mark_cancelled", level = "debug", skip_all, fields(job_id = lease.job_id))]
+    pub async fn mark_cancelled(&self, lease: &Lease, reason: &str) -> Result<(), StoreError> {
+        let row: Option<i64> = sqlx::query_scalar(MARK_CANCELLED)
+            .bind(lease.job_id)
+            .bind(lease.token)
+            .bind(reason)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|_| ()).ok_or(StoreError::LeaseLost {
+            job_id: lease.job_id,
+        })
+    }
+}

@@ -1,0 +1,245 @@
+//! Job types: which component a job type runs, its default attempts, backoff and limits.
+//!
+//! Owns: every statement on `sluice.job_types`. Must not: apply the limits (the worker
+//! and sandbox do) or check that the component is valid Wasm.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use crate::finish::Backoff;
+use crate::tenants::validate_tenant_id;
+use crate::{Store, StoreError};
+
+/// What to register (upsert) for a job type. `None` limits mean "host default".
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobTypeSpec {
+    pub tenant: String,
+    /// 1 to 128 characters.
+    pub name: String,
+    /// A component of the same tenant.
+    pub component_id: i64,
+    /// Attempts a job of this type gets unless it asks otherwise; at least 1.
+    pub max_attempts: i32,
+    pub backoff_base: Option<Duration>,
+    pub backoff_cap: Option<Duration>,
+    /// Fraction in `0.0..=1.0`.
+    pub backoff_jitter: Option<f64>,
+    pub timeout: Option<Duration>,
+    pub fuel: Option<u64>,
+    pub memory_bytes: Option<u64>,
+    pub output_bytes: Option<u64>,
+    pub log_bytes: Option<u64>,
+}
+
+impl JobTypeSpec {
+    /// A job type with 3 attempts and host defaults for everything else.
+    pub fn new(tenant: impl Into<String>, name: impl Into<String>, component_id: i64) -> Self {
+        JobTypeSpec {
+            tenant: tenant.into(),
+            name: name.into(),
+            component_id,
+            max_attempts: 3,
+            backoff_base: None,
+            backoff_cap: None,
+            backoff_jitter: None,
+            timeout: None,
+            fuel: None,
+            memory_bytes: None,
+            output_bytes: None,
+            log_bytes: None,
+        }
+    }
+}
+
+/// A stored job type. Millisecond/byte columns as stored; `None` means host default.
+#[derive(Clone, Debug, PartialEq, sqlx::FromRow, serde::Serialize)]
+pub struct JobTypeRecord {
+    pub tenant: String,
+    pub name: String,
+    pub component_id: i64,
+    pub max_attempts: i32,
+    pub backoff_base_ms: Option<i64>,
+    pub backoff_cap_ms: Option<i64>,
+    pub backoff_jitter: Option<f64>,
+    pub timeout_ms: Option<i64>,
+    pub fuel: Option<i64>,
+    pub memory_bytes: Option<i64>,
+    pub output_bytes: Option<i64>,
+    pub log_bytes: Option<i64>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl JobTypeRecord {
+    /// This type's retry backoff: its own settings where present, `default` elsewhere.
+    pub fn backoff(&self, default: Backoff) -> Backoff {
+        let ms = |v: Option<i64>| v.map(|ms| Duration::from_millis(ms.max(0) as u64));
+        Backoff {
+            base: ms(self.backoff_base_ms).unwrap_or(default.base),
+            cap: ms(self.backoff_cap_ms).unwrap_or(default.cap),
+            jitter: self.backoff_jitter.unwrap_or(default.jitter),
+        }
+    }
+
+    /// The wall-clock timeout, if the type sets one.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout_ms
+            .map(|ms| Duration::from_millis(ms.max(0) as u64))
+    }
+}
+
+macro_rules! job_type_columns {
+    () => {
+        "tenant, name, component_id, max_attempts, backoff_base_ms, backoff_cap_ms, \
+         backoff_jitter, timeout_ms, fuel, memory_bytes, output_bytes, log_bytes, \
+         created_at, updated_at"
+    };
+}
+
+// Upsert in one statement; the SELECT yields no row (and nothing is written) when the
+// tenant or the tenant's component does not exist.
+const UPSERT_JOB_TYPE: &str = concat!(
+    "INSERT INTO sluice.job_types AS jt (tenant, name, component_id, max_attempts, \
+       backoff_base_ms, backoff_cap_ms, backoff_jitter, timeout_ms, fuel, memory_bytes, \
+       output_bytes, log_bytes) \
+     SELECT c.tenant, $2, c.id, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
+     FROM sluice.components c WHERE c.tenant = $1 AND c.id = $3 \
+     ON CONFLICT (tenant, name) DO UPDATE SET \
+       component_id = EXCLUDED.component_id, max_attempts = EXCLUDED.max_attempts, \
+       backoff_base_ms = EXCLUDED.backoff_base_ms, backoff_cap_ms = EXCLUDED.backoff_cap_ms, \
+       backoff_jitter = EXCLUDED.backoff_jitter, timeout_ms = EXCLUDED.timeout_ms, \
+       fuel = EXCLUDED.fuel, memory_bytes = EXCLUDED.memory_bytes, \
+       output_bytes = EXCLUDED.output_bytes, log_bytes = EXCLUDED.log_bytes, \
+       updated_at = now() \
+     RETURNING ",
+    job_type_columns!()
+);
+const TENANT_EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM sluice.tenants WHERE id = $1)";
+const GET_JOB_TYPE: &str = concat!(
+    "SELECT ",
+    job_type_columns!(),
+    " FROM sluice.job_types WHERE tenant = $1 AND name = $2"
+);
+const LIST_JOB_TYPES: &str = concat!(
+    "SELECT ",
+    job_type_columns!(),
+    " FROM sluice.job_types WHERE ($1::text IS NULL OR tenant = $1) ORDER BY tenant, name"
+);
+
+/// Validates a job type name (also a CHECK constraint on both tables).
+pub(crate) fn validate_job_type_name(name: &str) -> Result<(), StoreError> {
+    let n = name.chars().count();
+    if n == 0 || n > 128 {
+        return Err(StoreError::InvalidInput {
+            field: "job_type",
+            message: format!("a job type name must be 1 to 128 characters, got {n}"),
+        });
+    }
+    Ok(())
+}
+
+fn opt_ms(field: &'static str, d: Option<Duration>) -> Result<Option<i64>, StoreError> {
+    d.map(|d| {
+        i64::try_from(d.as_millis()).map_err(|_| StoreError::InvalidInput {
+            field,
+            message: format!("{d:?} is too long"),
+        })
+    })
+    .transpose()
+}
+
+fn opt_positive(field: &'static str, v: Option<u64>) -> Result<Option<i64>, StoreError> {
+    v.map(|v| match i64::try_from(v) {
+        Ok(v) if v > 0 => Ok(v),
+        _ => Err(StoreError::InvalidInput {
+            field,
+            message: format!("{v} is out of range: use 1..=i64::MAX, or None for the host default"),
+        }),
+    })
+    .transpose()
+}
+
+impl Store {
+    /// Registers or replaces a job type (every field is overwritten).
+    pub async fn set_job_type(&self, spec: &JobTypeSpec) -> Result<JobTypeRecord, StoreError> {
+        validate_tenant_id(&spec.tenant)
+            .map_err(|_| StoreError::UnknownTenant(spec.tenant.clone()))?;
+        validate_job_type_name(&spec.name)?;
+        if spec.max_attempts < 1 {
+            return Err(StoreError::InvalidInput {
+                field: "max_attempts",
+                message: format!("must be at least 1, got {}", spec.max_attempts),
+            });
+        }
+        if let Some(j) = spec.backoff_jitter
+            && !(0.0..=1.0).contains(&j)
+        {
+            return Err(StoreError::InvalidInput {
+                field: "backoff_jitter",
+                message: format!("must be a fraction between 0 and 1, got {j}"),
+            });
+        }
+        let timeout_ms = opt_ms("timeout", spec.timeout)?;
+        if timeout_ms == Some(0) {
+            return Err(StoreError::InvalidInput {
+                field: "timeout",
+                message: "must be at least 1 ms".into(),
+            });
+        }
+        let row: Option<JobTypeRecord> = sqlx::query_as(UPSERT_JOB_TYPE)
+            .bind(&spec.tenant)
+            .bind(&spec.name)
+            .bind(spec.component_id)
+            .bind(spec.max_attempts)
+            .bind(opt_ms("backoff_base", spec.backoff_base)?)
+            .bind(opt_ms("backoff_cap", spec.backoff_cap)?)
+            .bind(spec.backoff_jitter)
+            .bind(timeout_ms)
+            .bind(opt_positive("fuel", spec.fuel)?)
+            .bind(opt_positive("memory_bytes", spec.memory_bytes)?)
+            .bind(opt_positive("output_bytes", spec.output_bytes)?)
+            .bind(opt_positive("log_bytes", spec.log_bytes)?)
+            .fetch_optional(&self.pool)
+            .await?;
+        if let Some(row) = row {
+            return Ok(row);
+        }
+        let tenant_exists: bool = sqlx::query_scalar(TENANT_EXISTS)
+            .bind(&spec.tenant)
+            .fetch_one(&self.pool)
+            .await?;
+        Err(if tenant_exists {
+            StoreError::NotFound {
+                entity: "component",
+                id: format!("{} of tenant {}", spec.component_id, spec.tenant),
+            }
+        } else {
+            StoreError::UnknownTenant(spec.tenant.clone())
+        })
+    }
+
+    /// One job type.
+    pub async fn get_job_type(
+        &self,
+        tenant: &str,
+        name: &str,
+    ) -> Result<Option<JobTypeRecord>, StoreError> {
+        Ok(sqlx::query_as(GET_JOB_TYPE)
+            .bind(tenant)
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    /// Job types of one tenant (or of all), by tenant and name.
+    pub async fn list_job_types(
+        &self,
+        tenant: Option<&str>,
+    ) -> Result<Vec<JobTypeRecord>, StoreError> {
+        Ok(sqlx::query_as(LIST_JOB_TYPES)
+            .bind(tenant)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+}

@@ -1,0 +1,223 @@
+//! The worker's side of the queue, first half: claiming jobs and keeping their leases.
+//!
+//! Owns: the claim statement (which also opens each attempt-history row) and the
+//! heartbeat. The ways an attempt ends are in `finish.rs`.
+//! Must not: hand the same job to two claimers (SKIP LOCKED + a state recheck), or
+//! extend a lease without matching `id`, `state = 'running'`, the token and the worker.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::types::Lease;
+use crate::{Store, StoreError, micros};
+
+/// What a worker asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClaimRequest {
+    /// Recorded as `locked_by` and in the attempt history (e.g. `host-3/slot-7`).
+    pub worker: String,
+    /// At most this many jobs (1..=10 000).
+    pub limit: u32,
+    /// The lease: the job is reaped if not heartbeaten or finished within this.
+    pub lease: Duration,
+    /// Only these tenants (`None`: all).
+    pub tenants: Option<Vec<String>>,
+    /// Only these job types (`None`: all).
+    pub job_types: Option<Vec<String>>,
+}
+
+/// A job handed to a worker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClaimedJob {
+    pub id: i64,
+    pub tenant: String,
+    pub job_type: String,
+    pub payload: Vec<u8>,
+    pub priority: i32,
+    /// This attempt's number, from 1.
+    pub attempt: i32,
+    pub max_attempts: i32,
+    /// Present it to heartbeat/complete/fail/release/mark_cancelled.
+    pub lease: Lease,
+    /// Database time at which the lease expires unless extended.
+    pub locked_until: DateTime<Utc>,
+}
+
+/// Result of a heartbeat.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HeartbeatReport {
+    /// Jobs whose lease is gone (reaped, cancelled, finished): stop working on them and
+    /// drop their results.
+    pub lost: Vec<i64>,
+    /// Jobs an operator asked to cancel: interrupt them, then call `mark_cancelled`.
+    pub cancel_requested: Vec<i64>,
+}
+
+/// The claim statement, with an optional extra filter on the `picked` scan. Rows are
+/// locked in claim order with SKIP LOCKED, so concurrent claimers never wait on each
+/// other and never get the same row; the attempt-history row is inserted by the same
+/// statement.
+macro_rules! claim_sql {
+    ($filter:literal) => {
+        concat!(
+            "
+WITH picked AS (
+    SELECT id
+    FROM sluice.jobs
+    WHERE state = 'pending' AND run_at <= now() ",
+            $filter,
+            "
+    ORDER BY priority DESC, run_at, id
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+),
+claimed AS (
+    UPDATE sluice.jobs j
+    SET state = 'running',
+        attempt = j.attempt + 1,
+        locked_by = $1,
+        locked_until = now() + $3 * interval '1 microsecond',
+        lease_token = gen_random_uuid(),
+        updated_at = now()
+    FROM picked
+    WHERE j.id = picked.id AND j.state = 'pending'
+    RETURNING j.id, j.tenant, j.job_type, j.payload, j.priority, j.run_at, j.attempt,
+              j.max_attempts, j.lease_token, j.locked_until
+),
+history AS (
+    INSERT INTO sluice.job_attempts (job_id, attempt, lease_token, worker, started_at)
+    SELECT id, attempt, lease_token, $1, now() FROM claimed
+)
+SELECT id, tenant, job_type, payload, priority::int4 AS priority, attempt, max_attempts,
+       lease_token, locked_until
+FROM claimed
+ORDER BY claimed.priority DESC, run_at, id
+"
+        )
+    };
+}
+
+const CLAIM: &str = claim_sql!("");
+const CLAIM_TENANTS: &str = claim_sql!("AND tenant = ANY($4::text[])");
+const CLAIM_TYPES: &str = claim_sql!("AND job_type = ANY($4::text[])");
+const CLAIM_TENANTS_TYPES: &str =
+    claim_sql!("AND tenant = ANY($4::text[]) AND job_type = ANY($5::text[])");
+
+const HEARTBEAT: &str = "
+UPDATE sluice.jobs j
+SET locked_until = now() + $4 * interval '1 microsecond', updated_at = now()
+FROM unnest($2::int8[], $3::uuid[]) AS l(id, token)
+WHERE j.id = l.id AND j.state = 'running' AND j.lease_token = l.token AND j.locked_by = $1
+RETURNING j.id, j.cancel_requested
+";
+
+#[derive(sqlx::FromRow)]
+struct ClaimRow {
+    id: i64,
+    tenant: String,
+    job_type: String,
+    payload: Vec<u8>,
+    priority: i32,
+    attempt: i32,
+    max_attempts: i32,
+    lease_token: Uuid,
+    locked_until: DateTime<Utc>,
+}
+
+impl Store {
+    /// Claims up to `limit` due jobs in one statement (see [`ClaimRequest`]).
+    #[tracing::instrument(name = "store.claim", level = "debug", skip_all, fields(worker = %req.worker, limit = req.limit))]
+    pub async fn claim(&self, req: &ClaimRequest) -> Result<Vec<ClaimedJob>, StoreError> {
+        if req.worker.is_empty() {
+            return Err(StoreError::InvalidInput {
+                field: "worker",
+                message: "name the worker (it is recorded as locked_by)".into(),
+            });
+        }
+        if req.limit > 10_000 {
+            return Err(StoreError::InvalidInput {
+                field: "limit",
+                message: format!("claim at most 10000 jobs at once, asked for {}", req.limit),
+            });
+        }
+        let lease_us = micros("lease", req.lease, true)?;
+        if req.limit == 0 {
+            return Ok(Vec::new());
+        }
+        let limit = i64::from(req.limit);
+        // Binds are positional: $1..$3, then the filters in the order the SQL numbers them.
+        let mut q = sqlx::query_as::<_, ClaimRow>(match (&req.tenants, &req.job_types) {
+            (None, None) => CLAIM,
+            (Some(_), None) => CLAIM_TENANTS,
+            (None, Some(_)) => CLAIM_TYPES,
+            (Some(_), Some(_)) => CLAIM_TENANTS_TYPES,
+        })
+        .bind(&req.worker)
+        .bind(limit)
+        .bind(lease_us);
+        if let Some(t) = &req.tenants {
+            q = q.bind(t);
+        }
+        if let Some(jt) = &req.job_types {
+            q = q.bind(jt);
+        }
+        let rows = q.fetch_all(&self.pool).await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| ClaimedJob {
+                id: r.id,
+                tenant: r.tenant,
+                job_type: r.job_type,
+                payload: r.payload,
+                priority: r.priority,
+                attempt: r.attempt,
+                max_attempts: r.max_attempts,
+                lease: Lease {
+                    job_id: r.id,
+                    token: r.lease_token,
+                },
+                locked_until: r.locked_until,
+            })
+            .collect())
+    }
+
+    /// Extends every lease in `leases` held by `worker` to now() + `lease`, in one
+    /// statement, and reports which were lost and which jobs should be cancelled.
+    #[tracing::instrument(name = "store.heartbeat", level = "debug", skip_all, fields(worker, leases = leases.len()))]
+    pub async fn heartbeat(
+        &self,
+        worker: &str,
+        leases: &[Lease],
+        lease: Duration,
+    ) -> Result<HeartbeatReport, StoreError> {
+        let lease_us = micros("lease", lease, true)?;
+        if leases.is_empty() {
+            return Ok(HeartbeatReport::default());
+        }
+        let ids: Vec<i64> = leases.iter().map(|l| l.job_id).collect();
+        let tokens: Vec<Uuid> = leases.iter().map(|l| l.token).collect();
+        let rows: Vec<(i64, bool)> = sqlx::query_as(HEARTBEAT)
+            .bind(worker)
+            .bind(&ids)
+            .bind(&tokens)
+            .bind(lease_us)
+            .fetch_all(&self.pool)
+            .await?;
+        let held: std::collections::HashSet<i64> = rows.iter().map(|(id, _)| *id).collect();
+        let mut lost: Vec<i64> = ids.into_iter().filter(|id| !held.contains(id)).collect();
+        lost.sort_unstable();
+        lost.dedup();
+        let mut cancel_requested: Vec<i64> = rows
+            .into_iter()
+            .filter(|(_, c)| *c)
+            .map(|(id, _)| id)
+            .collect();
+        cancel_requested.sort_unstable();
+        Ok(HeartbeatReport {
+            lost,
+            cancel_requested,
+        })
+    }
+}

@@ -1,0 +1,16 @@
+//! Integration tests of `sluice-store` against a real Postgres. Every test gets its own
+//! freshly migrated database (`#[sqlx::test]`); set `DATABASE_URL` to a server where the
+//! user may create databases. No test sleeps: time is moved with SQL.
+
+mod admin;
+mod batch;
+mod claim;
+mod common;
+mod components;
+mod enqueue;
+mod idempotency;
+mod lease;
+mod listen;
+mod migrate;
+mod reap;
+mod retention;

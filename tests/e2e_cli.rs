@@ -1,0 +1,99 @@
+//! End to end through the real binary: migrate, upload components, define job types,
+//! enqueue, run `sluice worker --drain`, and read the results back with `jobs`.
+
+mod support;
+
+use sqlx::PgPool;
+use support::{Sluice, sample};
+
+#[sqlx::test(migrations = false)]
+async fn migrate_creates_the_schema_and_is_a_no_op_the_second_time(pool: PgPool) {
+    let sluice = Sluice::new(&pool);
+    sluice.ok(&["migrate"]);
+    let tables: i64 = sqlx::query_scalar(
+        "select count(*) from information_schema.tables where table_schema = 'sluice'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert!(
+        tables >= 4,
+        "expected the sluice schema's tables, found {tables}"
+    );
+    let applied: i64 = sqlx::query_scalar("select count(*) from _sqlx_migrations")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    sluice.ok(&["migrate"]);
+    let again: i64 = sqlx::query_scalar("select count(*) from _sqlx_migrations")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(applied, again);
+}
+
+#[sqlx::test(migrations = false)]
+async fn hundred_echo_jobs_complete_with_their_payloads_as_output(pool: PgPool) {
+    let sluice = Sluice::new(&pool);
+    sluice.ok(&["migrate"]);
+    let echo = sample("echo");
+    let pushed = sluice.json(&[
+        "component",
+        "push",
+        echo.to_str().unwrap(),
+        "--name",
+        "echo",
+    ]);
+    assert_eq!(pushed["sha256"].as_str().unwrap().len(), 64);
+    sluice.ok(&["types", "set", "echo", "--component", "echo"]);
+
+    let dir = std::env::temp_dir().join(format!("sluice-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let jsonl = dir.join("jobs.jsonl");
+    let lines: Vec<String> = (0..100).map(|i| format!("{{\"n\":{i}}}")).collect();
+    std::fs::write(&jsonl, lines.join("\n")).unwrap();
+    let enqueued = sluice.json(&["enqueue", "echo", "--bulk", jsonl.to_str().unwrap()]);
+    assert_eq!(enqueued["enqueued"], 100);
+
+    let summary = sluice.json(&["worker", "--drain", "--concurrency", "4"]);
+    assert_eq!(summary["completed"], 100, "worker summary: {summary}");
+
+    let jobs = sluice.json(&["jobs", "list", "--state", "completed", "--limit", "200"]);
+    let jobs = jobs.as_array().unwrap();
+    assert_eq!(jobs.len(), 100);
+    let mut outputs: Vec<String> = jobs
+        .iter()
+        .map(|job| {
+            let bytes: Vec<u8> = serde_json::from_value(job["output_head"].clone()).unwrap();
+            String::from_utf8(bytes).unwrap()
+        })
+        .collect();
+    outputs.sort();
+    let mut expected = lines.clone();
+    expected.sort();
+    assert_eq!(outputs, expected);
+}
+
+#[sqlx::test(migrations = false)]
+async fn bad_uploads_and_unknown_types_are_refused_with_a_message(pool: PgPool) {
+    let sluice = Sluice::new(&pool);
+    sluice.ok(&["migrate"]);
+    let dir = std::env::temp_dir().join(format!("sluice-e2e-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let junk = dir.join("junk.wasm");
+    std::fs::write(&junk, b"definitely not wasm").unwrap();
+    let out = sluice.run(&["component", "push", junk.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("junk.wasm"), "{stderr}");
+
+    let out = sluice.run(&["enqueue", "no-such-type", "--payload", "{}"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no-such-type"), "{stderr}");
+
+    let out = sluice.run(&["enqueue"]);
+    assert_eq!(out.status.code(), Some(2), "usage errors exit 2");
+    let components = sluice.json(&["component", "list"]);
+    assert_eq!(components.as_array().unwrap().len(), 0, "nothing stored");
+}

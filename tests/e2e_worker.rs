@@ -1,0 +1,289 @@
+//! The worker against real Postgres and real components: retries and dead-lettering,
+//! fresh instances per attempt, cancellation of a running guest, and a worker that dies
+//! mid-job being replaced without its late result overwriting anything.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use sluice::worker::{self, WorkerConfig, WorkerSummary};
+use sluice_sandbox::{Sandbox, SandboxConfig};
+use sluice_store::{
+    AttemptOutcome, CancelResult, Completion, JobState, JobTypeSpec, Lease, NewComponent, NewJob,
+    Store, StoreError,
+};
+use sqlx::PgPool;
+use support::{sample, wait_for};
+use tokio_util::sync::CancellationToken;
+
+const TENANT: &str = "default";
+
+async fn setup(pool: &PgPool) -> (Store, Sandbox) {
+    let store = Store::new(pool.clone());
+    store.create_tenant(TENANT).await.unwrap();
+    let sandbox = Sandbox::new(SandboxConfig {
+        max_concurrency: 8,
+        ..SandboxConfig::default()
+    })
+    .unwrap();
+    (store, sandbox)
+}
+
+/// Upload a sample component and register a job type of the same name for it.
+async fn define(
+    store: &Store,
+    sandbox: &Sandbox,
+    task: &str,
+    max_attempts: i32,
+    timeout_ms: Option<u64>,
+) {
+    let bytes = std::fs::read(sample(task)).unwrap();
+    sandbox.validate(&bytes, 50 << 20).unwrap();
+    let component = store
+        .put_component(&NewComponent {
+            tenant: TENANT.into(),
+            name: task.into(),
+            version: None,
+            bytes,
+        })
+        .await
+        .unwrap();
+    let spec = JobTypeSpec {
+        max_attempts,
+        backoff_base: Some(Duration::from_millis(10)),
+        backoff_cap: Some(Duration::from_millis(50)),
+        timeout: timeout_ms.map(Duration::from_millis),
+        ..JobTypeSpec::new(TENANT, task, component.id)
+    };
+    store.set_job_type(&spec).await.unwrap();
+}
+
+async fn enqueue(store: &Store, task: &str, payload: &str) -> i64 {
+    let job = NewJob::new(TENANT, task, payload.as_bytes().to_vec());
+    store.enqueue(&job).await.unwrap().id
+}
+
+fn config(name: &str, concurrency: usize) -> WorkerConfig {
+    let mut config = WorkerConfig::new(name);
+    config.concurrency = concurrency;
+    config.drain = true;
+    config.drain_horizon = Duration::from_secs(2);
+    config.poll_interval = Duration::from_millis(50);
+    config
+}
+
+async fn drain(store: &Store, sandbox: &Sandbox, concurrency: usize) -> WorkerSummary {
+    let run = worker::run(
+        store.clone(),
+        sandbox.clone(),
+        config("drainer", concurrency),
+        CancellationToken::new(),
+    );
+    tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("worker drains within a minute")
+        .unwrap()
+}
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn flaky_succeeds_on_its_third_attempt_and_fatal_dies_at_once(pool: PgPool) {
+    let (store, sandbox) = setup(&pool).await;
+    define(&store, &sandbox, "flaky", 3, None).await;
+    define(&store, &sandbox, "fatal", 3, None).await;
+    let flaky = enqueue(&store, "flaky", r#"{"succeed_on":3}"#).await;
+    let fatal = enqueue(&store, "fatal", "{}").await;
+
+    drain(&store, &sandbox, 2).await;
+
+    let job = store.get(None, flaky).await.unwrap().unwrap();
+    assert_eq!(job.state, JobState::Completed);
+    assert_eq!(job.attempt, 3);
+    let attempts = store.attempts(None, flaky).await.unwrap();
+    let outcomes: Vec<_> = attempts.iter().map(|a| a.outcome).collect();
+    use AttemptOutcome::*;
+    assert_eq!(outcomes, [Some(Retry), Some(Retry), Some(Completed)]);
+    assert!(
+        attempts[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .starts_with("guest retry:"),
+        "{:?}",
+        attempts[0].error
+    );
+
+    let job = store.get(None, fatal).await.unwrap().unwrap();
+    assert_eq!(job.state, JobState::Dead);
+    assert_eq!(job.attempt, 1);
+    assert!(
+        job.last_error
+            .as_deref()
+            .unwrap()
+            .starts_with("guest fatal:"),
+        "{:?}",
+        job.last_error
+    );
+}
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn counter_reads_one_on_every_run_at_concurrency_four(pool: PgPool) {
+    let (store, sandbox) = setup(&pool).await;
+    define(&store, &sandbox, "counter", 1, None).await;
+    let mut ids = Vec::new();
+    for _ in 0..20 {
+        ids.push(enqueue(&store, "counter", "{}").await);
+    }
+    let summary = drain(&store, &sandbox, 4).await;
+    assert_eq!(summary.completed, 20);
+    for id in ids {
+        let job = store.get(None, id).await.unwrap().unwrap();
+        assert_eq!(
+            job.output.as_deref(),
+            Some(&b"1"[..]),
+            "job {id} saw shared state"
+        );
+    }
+}
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn hostile_guests_fail_with_named_reasons_and_the_worker_keeps_going(pool: PgPool) {
+    let (store, sandbox) = setup(&pool).await;
+    define(&store, &sandbox, "spin-forever", 1, Some(200)).await;
+    define(&store, &sandbox, "panic", 1, None).await;
+    define(&store, &sandbox, "echo", 1, None).await;
+    let spin = enqueue(&store, "spin-forever", "{}").await;
+    let panic = enqueue(&store, "panic", "{}").await;
+    let echo = enqueue(&store, "echo", "still here").await;
+
+    drain(&store, &sandbox, 3).await;
+
+    let job = store.get(None, spin).await.unwrap().unwrap();
+    assert_eq!(job.state, JobState::Dead);
+    assert_eq!(job.last_error.as_deref(), Some("timeout (200ms)"));
+    let job = store.get(None, panic).await.unwrap().unwrap();
+    assert_eq!(job.state, JobState::Dead);
+    assert!(
+        job.last_error.as_deref().unwrap().starts_with("trap:"),
+        "{:?}",
+        job.last_error
+    );
+    let job = store.get(None, echo).await.unwrap().unwrap();
+    assert_eq!(job.state, JobState::Completed);
+    assert_eq!(job.output.as_deref(), Some(&b"still here"[..]));
+}
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn cancelling_a_running_job_interrupts_its_guest(pool: PgPool) {
+    let (store, sandbox) = setup(&pool).await;
+    define(&store, &sandbox, "spin-forever", 3, None).await;
+    let id = enqueue(&store, "spin-forever", "{}").await;
+    let shutdown = CancellationToken::new();
+    let mut cfg = config("canceller", 1);
+    cfg.drain = false;
+    let worker = tokio::spawn(worker::run(
+        store.clone(),
+        sandbox.clone(),
+        cfg,
+        shutdown.clone(),
+    ));
+
+    wait_for("the job to start", Duration::from_secs(20), || async {
+        let job = store.get(None, id).await.unwrap().unwrap();
+        (job.state == JobState::Running).then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(100)).await; // let the guest spin
+    let asked = Instant::now();
+    assert_eq!(
+        store.cancel(None, id).await.unwrap(),
+        CancelResult::CancelRequested
+    );
+    wait_for(
+        "the job to be cancelled",
+        Duration::from_secs(5),
+        || async {
+            let job = store.get(None, id).await.unwrap().unwrap();
+            (job.state == JobState::Cancelled).then_some(())
+        },
+    )
+    .await;
+    eprintln!("cancelled a spinning guest in {:?}", asked.elapsed());
+    shutdown.cancel();
+    let summary = worker.await.unwrap().unwrap();
+    assert_eq!(summary.cancelled, 1);
+    let attempts = store.attempts(None, id).await.unwrap();
+    assert_eq!(attempts.len(), 1);
+    assert_eq!(attempts[0].outcome, Some(AttemptOutcome::Cancelled));
+}
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_worker_killed_mid_job_is_replaced_and_its_late_result_is_dropped(pool: PgPool) {
+    let (store, sandbox) = setup(&pool).await;
+    define(&store, &sandbox, "sleep", 3, None).await;
+    let id = enqueue(&store, "sleep", r#"{"ms":1000}"#).await;
+    let mut cfg = config("doomed", 1);
+    cfg.drain = false;
+    let doomed = tokio::spawn(worker::run(
+        store.clone(),
+        sandbox.clone(),
+        cfg,
+        CancellationToken::new(),
+    ));
+    let first_token: uuid::Uuid = wait_for("the first claim", Duration::from_secs(20), || async {
+        sqlx::query_scalar(
+            "select lease_token from sluice.jobs where id = $1 and state = 'running'",
+        )
+        .bind(id)
+        .fetch_optional(&pool)
+        .await
+        .unwrap()
+    })
+    .await;
+    doomed.abort(); // the host dies: no release, no outcome
+    let _ = doomed.await;
+
+    // Its lease runs out (moved in SQL rather than waited for) and the reaper returns the job.
+    sqlx::query("update sluice.jobs set locked_until = now() - interval '1 second' where id = $1")
+        .bind(id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let reaped = store.reap(100).await.unwrap();
+    assert_eq!(reaped.len(), 1);
+
+    // A fresh worker runs the job to completion.
+    drain(&store, &sandbox, 1).await;
+    let job = store.get(None, id).await.unwrap().unwrap();
+    assert_eq!(job.state, JobState::Completed);
+    assert_eq!(job.attempt, 2);
+
+    // The first attempt's late result cannot overwrite anything.
+    let old_lease = Lease {
+        job_id: id,
+        token: first_token,
+    };
+    let late = store
+        .complete(
+            &old_lease,
+            &Completion {
+                output: b"late".to_vec(),
+                fuel_used: None,
+            },
+        )
+        .await;
+    assert!(
+        matches!(late, Err(StoreError::LeaseLost { .. })),
+        "{late:?}"
+    );
+    let job = store.get(None, id).await.unwrap().unwrap();
+    assert_ne!(job.output.as_deref(), Some(&b"late"[..]));
+    let attempts = store.attempts(None, id).await.unwrap();
+    let outcomes: Vec<_> = attempts.iter().map(|a| a.outcome).collect();
+    assert_eq!(
+        outcomes,
+        [
+            Some(AttemptOutcome::LeaseExpired),
+            Some(AttemptOutcome::Completed)
+        ]
+    );
+}

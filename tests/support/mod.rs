@@ -1,0 +1,122 @@
+//! Shared helpers for the end-to-end tests: where the sample components are, how to run
+//! the real `sluice` binary against a test's own database, and how to wait for a
+//! condition without sleeping for fixed seconds.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use sqlx::PgPool;
+
+/// The repository root (this file is `tests/support/mod.rs`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("host/ has a parent")
+        .to_path_buf()
+}
+
+/// A sample component built by `scripts/build-samples`, by task name (`spin-forever`).
+pub fn sample(name: &str) -> PathBuf {
+    let path = repo_root()
+        .join("sample-tasks/target/wasm32-wasip2/release")
+        .join(format!("{}.wasm", name.replace('-', "_")));
+    assert!(
+        path.exists(),
+        "sample component {} is missing: run scripts/build-samples (scripts/test does)",
+        path.display()
+    );
+    path
+}
+
+/// The connection string of the database `#[sqlx::test]` made for this test.
+pub fn database_url(pool: &PgPool) -> String {
+    let base = std::env::var("DATABASE_URL").expect("DATABASE_URL is set by scripts/test");
+    let db = pool
+        .connect_options()
+        .get_database()
+        .expect("test database has a name")
+        .to_owned();
+    let (prefix, rest) = base
+        .rsplit_once('/')
+        .expect("DATABASE_URL has a database part");
+    let query = rest
+        .split_once('?')
+        .map(|(_, q)| format!("?{q}"))
+        .unwrap_or_default();
+    format!("{prefix}/{db}{query}")
+}
+
+/// The real binary, pointed at the test's database, with a private component cache.
+pub struct Sluice {
+    pub url: String,
+    pub cache: PathBuf,
+}
+
+impl Sluice {
+    pub fn new(pool: &PgPool) -> Self {
+        let url = database_url(pool);
+        let db = url.rsplit('/').next().unwrap_or("db").to_owned();
+        let cache = std::env::temp_dir().join(format!("sluice-test-cache-{db}"));
+        Self { url, cache }
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
+        command
+            .args(args)
+            .env("DATABASE_URL", &self.url)
+            .env("SLUICE_CACHE_DIR", &self.cache)
+            .env_remove("SLUICE_TENANT")
+            .env("SLUICE_LOG", "warn");
+        command
+    }
+
+    /// Run and require success; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let output = self.run(args);
+        assert!(
+            output.status.success(),
+            "sluice {args:?} failed ({}):\nstdout: {}\nstderr: {}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).expect("utf-8 stdout")
+    }
+
+    /// Run and return the whole output, whatever the exit code.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run the sluice binary")
+    }
+
+    /// Run with `--json` and parse stdout's last line.
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let out = self.ok(&all);
+        let last = out.lines().last().unwrap_or_default();
+        serde_json::from_str(last)
+            .unwrap_or_else(|e| panic!("sluice {args:?} printed no JSON ({e}): {out}"))
+    }
+}
+
+/// Poll `check` every 10 ms until it returns `Some`, or panic after `limit`.
+pub async fn wait_for<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
