@@ -57,7 +57,7 @@ pub async fn batch(store: &Store, size: usize, rounds: usize) -> anyhow::Result<
             .iter()
             .map(|job| {
                 (
-                    job.lease.clone(),
+                    job.lease,
                     Completion {
                         output: job.payload.clone(),
                         fuel_used: None,

@@ -7,6 +7,7 @@
 //! store's statements do that.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use sluice_sandbox::{Failure as SandboxFailure, JobInput, Outcome, RunReport};
 use sluice_store::{ClaimedJob, Completion, FailResult, Failure, Lease, Store, StoreError};
@@ -27,20 +28,13 @@ pub enum StopReason {
 }
 
 /// The handle the worker loop keeps for each running attempt.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct Interrupt {
     token: CancellationToken,
     reason: Arc<Mutex<Option<StopReason>>>,
 }
 
 impl Interrupt {
-    pub fn new() -> Self {
-        Self {
-            token: CancellationToken::new(),
-            reason: Arc::default(),
-        }
-    }
-
     /// Ask the attempt to stop; the sandbox interrupts the guest within one epoch tick.
     pub fn stop(&self, reason: StopReason) {
         self.reason
@@ -67,12 +61,15 @@ pub enum Recorded {
     Dropped,
 }
 
-/// Run one claimed job to the end and record what happened.
+/// Run one claimed job to the end and record what happened. `patience` bounds how long
+/// recording the outcome may retry through database outages (the lease duration: past
+/// it, the reaper owns the job anyway).
 pub async fn run_attempt(
     store: Store,
     registry: Arc<Registry>,
     job: ClaimedJob,
     interrupt: Interrupt,
+    patience: Duration,
 ) -> (i64, Recorded) {
     let span = info_span!("job", id = job.id, tenant = %job.tenant, r#type = %job.job_type, attempt = job.attempt);
     let id = job.id;
@@ -80,12 +77,17 @@ pub async fn run_attempt(
         let resolved = match registry.resolve(&job.tenant, &job.job_type).await {
             Ok(resolved) => resolved,
             Err(ResolveError::Permanent(message)) => {
-                return record_failure(&store, &job.lease, Failure::fatal(message)).await;
+                return record_failure(&store, patience, &job.lease, Failure::fatal(message)).await;
             }
             Err(ResolveError::Infrastructure(error)) => {
                 warn!(error = %format!("{error:#}"), "cannot resolve job type; releasing the job");
-                return record_release(&store, &job.lease, "infrastructure: job type unavailable")
-                    .await;
+                return record_release(
+                    &store,
+                    patience,
+                    &job.lease,
+                    "infrastructure: job type unavailable",
+                )
+                .await;
             }
         };
         let input = JobInput {
@@ -110,14 +112,14 @@ pub async fn run_attempt(
         match report.outcome {
             Outcome::Completed { output } => {
                 let done = Completion { output, fuel_used };
-                match store.complete(&job.lease, &done).await {
+                match persist(patience, || store.complete(&job.lease, &done)).await {
                     Ok(()) => Recorded::Completed,
                     Err(error) => store_error(error, job.id),
                 }
             }
             Outcome::Failed(SandboxFailure::Cancelled) => match interrupt.reason() {
                 Some(StopReason::Shutdown) => {
-                    record_release(&store, &job.lease, "host shutting down").await
+                    record_release(&store, patience, &job.lease, "host shutting down").await
                 }
                 Some(StopReason::LeaseLost) => {
                     warn!("lease lost while running; outcome dropped");
@@ -137,7 +139,7 @@ pub async fn run_attempt(
                     backoff: resolved.backoff,
                     fuel_used,
                 };
-                record_failure(&store, &job.lease, failure).await
+                record_failure(&store, patience, &job.lease, failure).await
             }
         }
     }
@@ -146,9 +148,38 @@ pub async fn run_attempt(
     (id, recorded)
 }
 
-async fn record_failure(store: &Store, lease: &Lease, failure: Failure) -> Recorded {
+/// Make a store call that records an outcome, retrying transient database errors (a
+/// restart, a dropped connection) with backoff until `patience` runs out: an attempt that
+/// already ran must not be given up because Postgres blinked.
+async fn persist<T, F, Fut>(patience: Duration, mut call: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, StoreError>>,
+{
+    let deadline = tokio::time::Instant::now() + patience;
+    let mut pause = Duration::from_millis(50);
+    loop {
+        match call().await {
+            Err(error)
+                if error.is_transient() && tokio::time::Instant::now() + pause < deadline =>
+            {
+                warn!(%error, "cannot reach the database to record an outcome; retrying in {pause:?}");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(5));
+            }
+            other => return other,
+        }
+    }
+}
+
+async fn record_failure(
+    store: &Store,
+    patience: Duration,
+    lease: &Lease,
+    failure: Failure,
+) -> Recorded {
     info!(error = %failure.error, fatal = failure.fatal, "attempt failed");
-    match store.fail(lease, &failure).await {
+    match persist(patience, || store.fail(lease, &failure)).await {
         Ok(FailResult::Retrying { .. }) => Recorded::Retrying,
         Ok(FailResult::Dead) => Recorded::Dead,
         Ok(FailResult::Cancelled) => Recorded::Cancelled,
@@ -156,8 +187,13 @@ async fn record_failure(store: &Store, lease: &Lease, failure: Failure) -> Recor
     }
 }
 
-async fn record_release(store: &Store, lease: &Lease, reason: &str) -> Recorded {
-    match store.release(lease, reason).await {
+async fn record_release(
+    store: &Store,
+    patience: Duration,
+    lease: &Lease,
+    reason: &str,
+) -> Recorded {
+    match persist(patience, || store.release(lease, reason)).await {
         Ok(()) => Recorded::Released,
         Err(error) => store_error(error, lease.job_id),
     }
@@ -186,5 +222,48 @@ fn log_guest_output(report: &RunReport) {
     }
     if report.logs_truncated {
         info!(target: "sluice::guest", "(log truncated at the per-attempt cap)");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn persist_retries_transient_errors_until_the_call_succeeds() {
+        let calls = AtomicU32::new(0);
+        let result = persist(Duration::from_secs(60), || async {
+            match calls.fetch_add(1, Ordering::SeqCst) {
+                0 | 1 => Err(StoreError::Database(sqlx_timeout())),
+                _ => Ok(7),
+            }
+        })
+        .await;
+        assert_eq!(result.unwrap(), 7);
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn persist_gives_up_at_once_on_a_lost_lease_and_after_its_patience_on_outages() {
+        let calls = AtomicU32::new(0);
+        let lost = persist(Duration::from_secs(60), || async {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err::<(), _>(StoreError::LeaseLost { job_id: 1 })
+        })
+        .await;
+        assert!(matches!(lost, Err(StoreError::LeaseLost { .. })));
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+
+        let down = persist(Duration::from_secs(2), || async {
+            Err::<(), _>(StoreError::Database(sqlx_timeout()))
+        })
+        .await;
+        assert!(down.unwrap_err().is_transient());
+    }
+
+    fn sqlx_timeout() -> sqlx::Error {
+        sqlx::Error::PoolTimedOut
     }
 }

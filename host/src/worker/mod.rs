@@ -130,11 +130,11 @@ pub async fn run(
                 // A full batch means more may be waiting: look again as soon as a slot frees.
                 let idle_slots = claimed.len() < free;
                 for job in claimed {
-                    let interrupt = Interrupt::new();
+                    let interrupt = Interrupt::default();
                     running.insert(
                         job.id,
                         Running {
-                            lease: job.lease.clone(),
+                            lease: job.lease,
                             interrupt: interrupt.clone(),
                         },
                     );
@@ -143,6 +143,7 @@ pub async fn run(
                         registry.clone(),
                         job,
                         interrupt,
+                        config.lease,
                     ));
                 }
                 if idle_slots {
@@ -247,7 +248,7 @@ async fn renew_leases(store: &Store, config: &WorkerConfig, running: &HashMap<i6
     if running.is_empty() {
         return;
     }
-    let leases: Vec<Lease> = running.values().map(|job| job.lease.clone()).collect();
+    let leases: Vec<Lease> = running.values().map(|job| job.lease).collect();
     match store
         .heartbeat(&config.worker_id, &leases, config.lease)
         .await

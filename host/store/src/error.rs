@@ -65,6 +65,32 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// True when the same call may succeed if made again: the database was unreachable,
+    /// restarting, or aborted the statement for a concurrency reason. A worker retries
+    /// these instead of giving up an attempt it already ran.
+    pub fn is_transient(&self) -> bool {
+        let StoreError::Database(err) = self else {
+            return false;
+        };
+        match err {
+            sqlx::Error::Io(_)
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::Protocol(_)
+            | sqlx::Error::WorkerCrashed => true,
+            sqlx::Error::Database(db) => db.code().is_some_and(|code| {
+                // 08: connection exception; 57P01-03: shutdown / cannot connect now;
+                // 40001 / 40P01: serialization failure / deadlock.
+                code.starts_with("08")
+                    || matches!(
+                        code.as_ref(),
+                        "57P01" | "57P02" | "57P03" | "40001" | "40P01"
+                    )
+            }),
+            _ => false,
+        }
+    }
+
     pub(crate) fn job_not_found(id: i64) -> StoreError {
         StoreError::NotFound {
             entity: "job",
