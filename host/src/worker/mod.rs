@@ -111,6 +111,7 @@ pub async fn run(
     };
     let mut tasks: JoinSet<(i64, Recorded)> = JoinSet::new();
     let mut running: HashMap<i64, Running> = HashMap::new();
+    let mut task_jobs: HashMap<tokio::task::Id, i64> = HashMap::new();
     let mut summary = WorkerSummary::default();
     let mut heartbeat = interval(config.lease / 3);
     heartbeat.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -138,13 +139,15 @@ pub async fn run(
                             interrupt: interrupt.clone(),
                         },
                     );
-                    tasks.spawn(attempt::run_attempt(
+                    let job_id = job.id;
+                    let task = tasks.spawn(attempt::run_attempt(
                         store.clone(),
                         registry.clone(),
                         job,
                         interrupt,
                         config.lease,
                     ));
+                    task_jobs.insert(task.id(), job_id);
                 }
                 if idle_slots {
                     // Wake when the next delayed job or retry falls due, not at the next poll.
@@ -174,13 +177,23 @@ pub async fn run(
                     job.interrupt.stop(StopReason::Shutdown);
                 }
             }
-            Some(joined) = tasks.join_next() => {
-                match joined {
-                    Ok((id, recorded)) => {
-                        running.remove(&id);
-                        summary.count(recorded);
+            Some(joined) = tasks.join_next_with_id() => {
+                // Collect every attempt that has finished, then claim for all freed slots
+                // in one statement.
+                let mut next = Some(joined);
+                while let Some(joined) = next {
+                    let task = match &joined {
+                        Ok((task, _)) => *task,
+                        Err(error) => error.id(),
+                    };
+                    if let Some(job_id) = task_jobs.remove(&task) {
+                        running.remove(&job_id);
                     }
-                    Err(error) => warn!(%error, "attempt task failed"),
+                    match joined {
+                        Ok((_, (_, recorded))) => summary.count(recorded),
+                        Err(error) => warn!(%error, "attempt task failed; the reaper will return its job"),
+                    }
+                    next = tasks.try_join_next_with_id();
                 }
                 claim_now = true;
             }
