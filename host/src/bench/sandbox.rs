@@ -18,6 +18,7 @@ pub async fn instantiate_and_call(
     let component = sandbox.prepare(&sha, echo)?;
     let limits = Limits::default();
     let mut micros = Vec::with_capacity(iterations);
+    let mut instantiate = Vec::with_capacity(iterations);
     eprintln!("{iterations} sequential instantiate + call of echo");
     for i in 0..iterations {
         let job = JobInput {
@@ -33,6 +34,7 @@ pub async fn instantiate_and_call(
             .run(&component, job, &limits, CancellationToken::new())
             .await;
         micros.push(started.elapsed().as_secs_f64() * 1e6);
+        instantiate.push(report.instantiate_time.as_secs_f64() * 1e6);
         anyhow::ensure!(
             matches!(report.outcome, Outcome::Completed { .. }),
             "echo failed: {:?}",
@@ -40,9 +42,12 @@ pub async fn instantiate_and_call(
         );
     }
     micros.sort_by(f64::total_cmp);
+    instantiate.sort_by(f64::total_cmp);
     Ok(json!({
         "cmd": "sandbox", "iterations": iterations,
         "p50_us": percentile(&micros, 50.0), "p99_us": percentile(&micros, 99.0),
+        "instantiate_p50_us": percentile(&instantiate, 50.0),
+        "instantiate_p99_us": percentile(&instantiate, 99.0),
     }))
 }
 
