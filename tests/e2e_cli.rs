@@ -97,3 +97,37 @@ async fn bad_uploads_and_unknown_types_are_refused_with_a_message(pool: PgPool) 
     let components = sluice.json(&["component", "list"]);
     assert_eq!(components.as_array().unwrap().len(), 0, "nothing stored");
 }
+
+#[sqlx::test(migrations = false)]
+async fn a_dead_job_can_be_inspected_and_retried_from_the_cli(pool: PgPool) {
+    let sluice = Sluice::new(&pool);
+    sluice.ok(&["migrate"]);
+    let fatal = sample("fatal");
+    sluice.ok(&["component", "push", fatal.to_str().unwrap()]);
+    sluice.ok(&["types", "set", "fatal", "--component", "fatal"]);
+    let job = sluice.json(&["enqueue", "fatal", "--payload", "{}"]);
+    let id = job["id"].as_i64().unwrap().to_string();
+    assert_eq!(job["created"], true);
+
+    let summary = sluice.json(&["worker", "--drain"]);
+    assert_eq!(summary["dead"], 1, "{summary}");
+    let shown = sluice.json(&["jobs", "show", &id]);
+    assert_eq!(shown["job"]["state"], "dead");
+    assert_eq!(shown["attempts"].as_array().unwrap().len(), 1);
+    let error = shown["job"]["last_error"].as_str().unwrap();
+    assert!(error.starts_with("guest fatal:"), "{error}");
+
+    sluice.ok(&["jobs", "retry", &id]);
+    let shown = sluice.json(&["jobs", "show", &id]);
+    assert_eq!(shown["job"]["state"], "pending");
+    assert_eq!(shown["job"]["attempt"], 0);
+    sluice.json(&["worker", "--drain"]);
+    let out = sluice.json(&["jobs", "retry", "--all-dead", "--type", "fatal"]);
+    assert_eq!(
+        out["message"],
+        "1 dead jobs are pending again with fresh attempts"
+    );
+    let out = sluice.run(&["jobs", "show", "999999"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("999999"));
+}

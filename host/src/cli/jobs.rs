@@ -24,8 +24,18 @@ pub enum JobsCommand {
     Show { id: i64 },
     /// Cancel a pending job, or interrupt a running one.
     Cancel { id: i64 },
-    /// Send a dead or cancelled job back to the queue with fresh attempts.
-    Retry { id: i64 },
+    /// Send a dead or cancelled job back to the queue with fresh attempts; with
+    /// `--all-dead`, every dead job of the tenant (optionally of one `--type`).
+    Retry {
+        #[arg(required_unless_present = "all_dead", conflicts_with = "all_dead")]
+        id: Option<i64>,
+        /// Retry the whole dead letter instead of one job.
+        #[arg(long)]
+        all_dead: bool,
+        /// With --all-dead: only jobs of this type.
+        #[arg(long = "type", requires = "all_dead")]
+        job_type: Option<String>,
+    },
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -136,9 +146,17 @@ pub async fn run(
                 "job {id} is running; its worker was told to stop it"
             )),
         },
-        JobsCommand::Retry { id } => {
+        JobsCommand::Retry { id: Some(id), .. } => {
             store.retry(tenant, id).await?;
             printer.message(&format!("job {id} is pending again with fresh attempts"));
+        }
+        JobsCommand::Retry {
+            id: None, job_type, ..
+        } => {
+            let count = store.retry_dead(tenant, job_type.as_deref()).await?;
+            printer.message(&format!(
+                "{count} dead jobs are pending again with fresh attempts"
+            ));
         }
     }
     Ok(())
