@@ -125,7 +125,7 @@ async fn a_dead_job_can_be_inspected_and_retried_from_the_cli(pool: PgPool) {
     let out = sluice.json(&["jobs", "retry", "--all-dead", "--type", "fatal"]);
     assert_eq!(
         out["message"],
-        "1 dead jobs are pending again with fresh attempts"
+        "dead jobs retried: 1 (pending again with fresh attempts)"
     );
     let out = sluice.run(&["jobs", "show", "999999"]);
     assert_eq!(out.status.code(), Some(1));

@@ -155,7 +155,7 @@ pub async fn run(
         } => {
             let count = store.retry_dead(tenant, job_type.as_deref()).await?;
             printer.message(&format!(
-                "{count} dead jobs are pending again with fresh attempts"
+                "dead jobs retried: {count} (pending again with fresh attempts)"
             ));
         }
     }

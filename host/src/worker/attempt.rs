@@ -70,24 +70,22 @@ pub async fn run_attempt(
     job: ClaimedJob,
     interrupt: Interrupt,
     patience: Duration,
-) -> (i64, Recorded) {
+) -> Recorded {
     let span = info_span!("job", id = job.id, tenant = %job.tenant, r#type = %job.job_type, attempt = job.attempt);
-    let id = job.id;
-    let recorded = async move {
+    let record = Recorder {
+        store: &store,
+        lease: job.lease,
+        patience,
+    };
+    async {
         let resolved = match registry.resolve(&job.tenant, &job.job_type).await {
             Ok(resolved) => resolved,
             Err(ResolveError::Permanent(message)) => {
-                return record_failure(&store, patience, &job.lease, Failure::fatal(message)).await;
+                return record.fail(Failure::fatal(message)).await;
             }
             Err(ResolveError::Infrastructure(error)) => {
                 warn!(error = %format!("{error:#}"), "cannot resolve job type; releasing the job");
-                return record_release(
-                    &store,
-                    patience,
-                    &job.lease,
-                    "infrastructure: job type unavailable",
-                )
-                .await;
+                return record.release("infrastructure: job type unavailable").await;
             }
         };
         let input = JobInput {
@@ -96,7 +94,7 @@ pub async fn run_attempt(
             tenant: job.tenant.clone(),
             attempt: job.attempt as u32,
             max_attempts: job.max_attempts as u32,
-            payload: job.payload,
+            payload: job.payload.clone(),
         };
         let report = registry
             .sandbox()
@@ -111,26 +109,15 @@ pub async fn run_attempt(
         let fuel_used = Some(report.fuel_used.min(i64::MAX as u64) as i64);
         match report.outcome {
             Outcome::Completed { output } => {
-                let done = Completion { output, fuel_used };
-                match persist(patience, || store.complete(&job.lease, &done)).await {
-                    Ok(()) => Recorded::Completed,
-                    Err(error) => store_error(error, job.id),
-                }
+                record.complete(Completion { output, fuel_used }).await
             }
             Outcome::Failed(SandboxFailure::Cancelled) => match interrupt.reason() {
-                Some(StopReason::Shutdown) => {
-                    record_release(&store, patience, &job.lease, "host shutting down").await
-                }
+                Some(StopReason::Shutdown) => record.release("host shutting down").await,
                 Some(StopReason::LeaseLost) => {
                     warn!("lease lost while running; outcome dropped");
                     Recorded::Dropped
                 }
-                Some(StopReason::Cancelled) | None => {
-                    match store.mark_cancelled(&job.lease, "cancelled").await {
-                        Ok(()) => Recorded::Cancelled,
-                        Err(error) => store_error(error, job.id),
-                    }
-                }
+                Some(StopReason::Cancelled) | None => record.cancelled().await,
             },
             Outcome::Failed(failure) => {
                 let failure = Failure {
@@ -139,13 +126,69 @@ pub async fn run_attempt(
                     backoff: resolved.backoff,
                     fuel_used,
                 };
-                record_failure(&store, patience, &job.lease, failure).await
+                record.fail(failure).await
             }
         }
     }
     .instrument(span)
-    .await;
-    (id, recorded)
+    .await
+}
+
+/// Writes one attempt's outcome through the store's fenced statements. Every write goes
+/// through [`persist`], so none of them gives up an attempt that already ran because the
+/// database blinked; a lost lease is logged and the outcome dropped.
+struct Recorder<'a> {
+    store: &'a Store,
+    lease: Lease,
+    patience: Duration,
+}
+
+impl Recorder<'_> {
+    async fn complete(&self, done: Completion) -> Recorded {
+        let written = persist(self.patience, || self.store.complete(&self.lease, &done)).await;
+        self.recorded(written.map(|()| Recorded::Completed))
+    }
+
+    async fn fail(&self, failure: Failure) -> Recorded {
+        info!(error = %failure.error, fatal = failure.fatal, "attempt failed");
+        let written = persist(self.patience, || self.store.fail(&self.lease, &failure)).await;
+        self.recorded(written.map(|result| match result {
+            FailResult::Retrying { .. } => Recorded::Retrying,
+            FailResult::Dead => Recorded::Dead,
+            FailResult::Cancelled => Recorded::Cancelled,
+        }))
+    }
+
+    async fn release(&self, reason: &str) -> Recorded {
+        let written = persist(self.patience, || self.store.release(&self.lease, reason)).await;
+        self.recorded(written.map(|()| Recorded::Released))
+    }
+
+    async fn cancelled(&self) -> Recorded {
+        let written = persist(self.patience, || {
+            self.store.mark_cancelled(&self.lease, "cancelled")
+        })
+        .await;
+        self.recorded(written.map(|()| Recorded::Cancelled))
+    }
+
+    fn recorded(&self, written: Result<Recorded, StoreError>) -> Recorded {
+        let job_id = self.lease.job_id;
+        match written {
+            Ok(recorded) => recorded,
+            Err(StoreError::LeaseLost { .. }) => {
+                warn!(
+                    job_id,
+                    "lease lost before the outcome was written; outcome dropped"
+                );
+                Recorded::Dropped
+            }
+            Err(error) => {
+                warn!(job_id, %error, "cannot record the outcome; the lease will expire and the reaper will return the job");
+                Recorded::Dropped
+            }
+        }
+    }
 }
 
 /// Make a store call that records an outcome, retrying transient database errors (a
@@ -170,46 +213,6 @@ where
             other => return other,
         }
     }
-}
-
-async fn record_failure(
-    store: &Store,
-    patience: Duration,
-    lease: &Lease,
-    failure: Failure,
-) -> Recorded {
-    info!(error = %failure.error, fatal = failure.fatal, "attempt failed");
-    match persist(patience, || store.fail(lease, &failure)).await {
-        Ok(FailResult::Retrying { .. }) => Recorded::Retrying,
-        Ok(FailResult::Dead) => Recorded::Dead,
-        Ok(FailResult::Cancelled) => Recorded::Cancelled,
-        Err(error) => store_error(error, lease.job_id),
-    }
-}
-
-async fn record_release(
-    store: &Store,
-    patience: Duration,
-    lease: &Lease,
-    reason: &str,
-) -> Recorded {
-    match persist(patience, || store.release(lease, reason)).await {
-        Ok(()) => Recorded::Released,
-        Err(error) => store_error(error, lease.job_id),
-    }
-}
-
-fn store_error(error: StoreError, job_id: i64) -> Recorded {
-    match error {
-        StoreError::LeaseLost { .. } => warn!(
-            job_id,
-            "lease lost before the outcome was written; outcome dropped"
-        ),
-        other => {
-            warn!(job_id, error = %other, "cannot record the outcome; the lease will expire and the reaper will return the job")
-        }
-    }
-    Recorded::Dropped
 }
 
 fn log_guest_output(report: &RunReport) {

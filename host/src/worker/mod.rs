@@ -109,7 +109,7 @@ pub async fn run(
             None
         }
     };
-    let mut tasks: JoinSet<(i64, Recorded)> = JoinSet::new();
+    let mut tasks: JoinSet<Recorded> = JoinSet::new();
     let mut running: HashMap<i64, Running> = HashMap::new();
     let mut task_jobs: HashMap<tokio::task::Id, i64> = HashMap::new();
     let mut summary = WorkerSummary::default();
@@ -190,7 +190,7 @@ pub async fn run(
                         running.remove(&job_id);
                     }
                     match joined {
-                        Ok((_, (_, recorded))) => summary.count(recorded),
+                        Ok((_, recorded)) => summary.count(recorded),
                         Err(error) => warn!(%error, "attempt task failed; the reaper will return its job"),
                     }
                     next = tasks.try_join_next_with_id();
