@@ -19,6 +19,11 @@ use tokio_util::sync::CancellationToken;
 const TENANT: &str = "default";
 
 async fn setup(pool: &PgPool) -> (Store, Sandbox) {
+    // Worker warnings (a failed claim, a dropped outcome) show up in a failing test's output.
+    let _ = tracing_subscriber::fmt()
+        .with_test_writer()
+        .with_env_filter("warn,sluice=info")
+        .try_init();
     let store = Store::new(pool.clone());
     store.create_tenant(TENANT).await.unwrap();
     let sandbox = Sandbox::new(SandboxConfig {
@@ -93,10 +98,15 @@ async fn flaky_succeeds_on_its_third_attempt_and_fatal_dies_at_once(pool: PgPool
     let flaky = enqueue(&store, "flaky", r#"{"succeed_on":3}"#).await;
     let fatal = enqueue(&store, "fatal", "{}").await;
 
-    drain(&store, &sandbox, 2).await;
+    let summary = drain(&store, &sandbox, 2).await;
 
     let job = store.get(None, flaky).await.unwrap().unwrap();
-    assert_eq!(job.state, JobState::Completed);
+    let history = store.attempts(None, flaky).await.unwrap();
+    assert_eq!(
+        job.state,
+        JobState::Completed,
+        "worker {summary:?}, job {job:?}, attempts {history:?}"
+    );
     assert_eq!(job.attempt, 3);
     let attempts = store.attempts(None, flaky).await.unwrap();
     let outcomes: Vec<_> = attempts.iter().map(|a| a.outcome).collect();
