@@ -297,3 +297,40 @@ async fn a_worker_killed_mid_job_is_replaced_and_its_late_result_is_dropped(pool
         ]
     );
 }
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_job_claimed_under_the_workers_name_but_not_run_is_released_and_run(pool: PgPool) {
+    let (store, sandbox) = setup(&pool).await;
+    define(&store, &sandbox, "echo", 3, None).await;
+    let id = enqueue(&store, "echo", "orphan").await;
+    // A claim made under the drainer's name whose reply the worker never saw.
+    let request = sluice_store::ClaimRequest {
+        worker: "drainer".into(),
+        limit: 1,
+        lease: Duration::from_secs(300),
+        tenants: None,
+        job_types: None,
+    };
+    assert_eq!(store.claim(&request).await.unwrap().len(), 1);
+
+    let summary = drain(&store, &sandbox, 1).await;
+
+    assert_eq!(summary.completed, 1, "{summary:?}");
+    let job = store.get(None, id).await.unwrap().unwrap();
+    assert_eq!(job.state, JobState::Completed);
+    assert_eq!(job.attempt, 1, "a release gives the attempt back");
+    let outcomes: Vec<_> = store
+        .attempts(None, id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|a| a.outcome)
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            Some(AttemptOutcome::Released),
+            Some(AttemptOutcome::Completed)
+        ]
+    );
+}

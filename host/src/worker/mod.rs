@@ -159,8 +159,11 @@ pub async fn run(
                     }
                     let nothing_soon = due_in.is_none_or(|d| d > config.drain_horizon);
                     if config.drain && running.is_empty() && nothing_soon {
-                        info!("drained: nothing runnable remains");
-                        break;
+                        if release_orphans(&store, &config).await == 0 {
+                            info!("drained: nothing runnable remains");
+                            break;
+                        }
+                        claim_now = true;
                     }
                 } else {
                     claim_now = true;
@@ -248,6 +251,37 @@ async fn next_due_in(store: &Store, config: &WorkerConfig) -> Option<Duration> {
             Some(config.poll_interval)
         }
     }
+}
+
+/// Release jobs the database says this worker holds although it runs no attempt for
+/// them (a claim whose reply was lost, an outcome that could not be written). Called
+/// only when the worker runs nothing, so every lease it holds is such an orphan.
+async fn release_orphans(store: &Store, config: &WorkerConfig) -> usize {
+    let leases = match store.leases_held_by(&config.worker_id).await {
+        Ok(leases) => leases,
+        Err(error) => {
+            warn!(%error, "cannot look for orphaned leases");
+            return 0;
+        }
+    };
+    let mut released = 0;
+    for lease in leases {
+        warn!(
+            job_id = lease.job_id,
+            "releasing a job this worker held without running it"
+        );
+        match store
+            .release(
+                &lease,
+                "orphaned: its worker held the lease but ran no attempt",
+            )
+            .await
+        {
+            Ok(()) => released += 1,
+            Err(error) => warn!(job_id = lease.job_id, %error, "cannot release an orphaned job"),
+        }
+    }
+    released
 }
 
 async fn recv(listener: &mut Option<sluice_store::StoreListener>) -> Option<Notice> {

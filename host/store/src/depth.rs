@@ -1,10 +1,11 @@
 //! Read-only questions about how much work is waiting: when the next pending job falls
 //! due (so an idle worker sleeps exactly until then) and how many are pending.
 //!
-//! Owns: those two queries. Must not: change any row.
+//! Owns: those queries, and the list of leases a worker holds. Must not: change any row.
 
 use std::time::Duration;
 
+use crate::types::Lease;
 use crate::{Store, StoreError};
 
 const NEXT_DUE: &str = "
@@ -18,7 +19,24 @@ SELECT count(*) FROM sluice.jobs
 WHERE state = 'pending' AND ($1::text IS NULL OR tenant = $1)
 ";
 
+const HELD_BY: &str = "
+SELECT id, lease_token FROM sluice.jobs WHERE state = 'running' AND locked_by = $1
+";
+
 impl Store {
+    /// The leases the database says `worker` holds. A worker compares them with the
+    /// attempts it is really running to find claims it lost track of.
+    pub async fn leases_held_by(&self, worker: &str) -> Result<Vec<Lease>, StoreError> {
+        let rows: Vec<(i64, uuid::Uuid)> = sqlx::query_as(HELD_BY)
+            .bind(worker)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(job_id, token)| Lease { job_id, token })
+            .collect())
+    }
+
     /// Time until the earliest pending job (of these tenants, or of all) is due: zero if
     /// one is due now, `None` if nothing is pending. Database time only.
     pub async fn next_due_in(
