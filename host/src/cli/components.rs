@@ -96,6 +96,11 @@ pub async fn run_component(
                     .map(|s| s.replace('_', "-"))
                     .context("cannot derive a component name from the file name; pass --name")?,
             };
+            // The tenant's own cap, when it has one, wins over --max-size.
+            let max_size = match store.get_tenant(&global.tenant).await? {
+                Some(tenant) => tenant.limits.component_limit(max_size).min(max_size),
+                None => max_size,
+            };
             let sandbox = Sandbox::new(SandboxConfig::default()).context("start the sandbox")?;
             sandbox
                 .validate(&bytes, max_size as usize)
@@ -171,7 +176,7 @@ pub async fn run_types(
                 log_bytes: args.max_log,
                 ..JobTypeSpec::new(global.tenant.clone(), args.name, component.id)
             };
-            let record = store.set_job_type(&spec).await?;
+            let record = store.set_job_type_within_limits(&spec).await?;
             printer.value(
                 &record,
                 &[

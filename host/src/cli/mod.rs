@@ -8,6 +8,8 @@ mod components;
 mod enqueue;
 mod jobs;
 mod output;
+mod serve;
+mod tenants;
 mod worker;
 
 use std::path::PathBuf;
@@ -55,9 +57,9 @@ pub enum LogFormat {
 pub enum Command {
     /// Create or update the schema (a no-op when it is current); ensures tenant `default`.
     Migrate,
-    /// Manage tenants.
+    /// Manage tenants, their limits and their API tokens.
     #[command(subcommand)]
-    Tenants(TenantsCommand),
+    Tenants(tenants::TenantsCommand),
     /// Upload and inspect task components.
     #[command(subcommand)]
     Component(components::ComponentCommand),
@@ -71,16 +73,10 @@ pub enum Command {
     Jobs(jobs::JobsCommand),
     /// Claim and run jobs.
     Worker(worker::WorkerArgs),
+    /// Serve the HTTP API (see docs/http-api.md).
+    Serve(serve::ServeArgs),
     /// Measure throughput and latency (prints one JSON object last).
     Bench(crate::bench::BenchArgs),
-}
-
-#[derive(Debug, Subcommand)]
-pub enum TenantsCommand {
-    /// Create a tenant (ids are lowercase slugs: `acme`, `team-7`).
-    Create { id: String },
-    /// List tenants.
-    List,
 }
 
 /// Run one parsed command.
@@ -105,16 +101,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 .context("create tenant `default`")?;
             printer.message("schema is up to date");
         }
-        Command::Tenants(TenantsCommand::Create { id }) => {
-            store.create_tenant(&id).await?;
-            printer.message(&format!("created tenant `{id}`"));
-        }
-        Command::Tenants(TenantsCommand::List) => {
-            let tenants = store.list_tenants().await?;
-            printer.table(&tenants, &["id", "created_at"], |t| {
-                vec![t.id.clone(), t.created_at.to_rfc3339()]
-            });
-        }
+        Command::Tenants(command) => tenants::run(&store, &printer, command).await?,
         Command::Component(command) => {
             components::run_component(&store, &cli.global, &printer, command).await?
         }
@@ -124,6 +111,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Enqueue(args) => enqueue::run(&store, &cli.global, &printer, args).await?,
         Command::Jobs(command) => jobs::run(&store, &cli.global, &printer, command).await?,
         Command::Worker(args) => worker::run(store, &printer, args).await?,
+        Command::Serve(args) => serve::run(store, args).await?,
         Command::Bench(_) => unreachable!("handled before connecting"),
     }
     Ok(())

@@ -24,6 +24,7 @@ mod listen;
 mod reap;
 mod retention;
 mod tenants;
+mod tokens;
 mod types;
 
 use std::time::Duration;
@@ -42,6 +43,7 @@ pub use listen::{CANCEL_CHANNEL, JOBS_CHANNEL, Notice, StoreListener};
 pub use reap::ReapedJob;
 pub use retention::{PruneReport, RetentionPolicy};
 pub use tenants::{TenantLimits, TenantRecord};
+pub use tokens::{NewToken, TOKEN_PREFIX, TokenIdentity, TokenRecord, token_hash};
 pub use types::{AttemptOutcome, JobState, KeyScope, Lease, priority};
 
 /// The schema migrations in `migrations/` at the repository root, embedded at compile

@@ -1,14 +1,17 @@
 //! Tenants: creation, listing and tenant-wide limits.
 //!
-//! Owns: every statement on `sluice.tenants`. Must not: enforce sandbox limits (it only
-//! stores them; the worker applies them).
+//! Owns: every statement on `sluice.tenants`, and the checks of a job type or a component
+//! against the tenant's caps ([`TenantLimits::check_job_type`],
+//! [`TenantLimits::component_limit`]). Must not: enforce sandbox limits at run time (it
+//! only stores them; the worker applies them) or rate-limit (the HTTP layer's token
+//! bucket reads `max_enqueue_per_sec`).
 
 use chrono::{DateTime, Utc};
 
-use crate::{Store, StoreError};
+use crate::{JobTypeSpec, Store, StoreError};
 
 /// A tenant row. Limit fields are `None` when the host default applies.
-#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, sqlx::FromRow, serde::Serialize)]
 pub struct TenantRecord {
     pub id: String,
     pub created_at: DateTime<Utc>,
@@ -17,11 +20,12 @@ pub struct TenantRecord {
     pub limits: TenantLimits,
 }
 
-/// Tenant-wide caps. `None` means "the host default applies". Only `max_payload_bytes`
-/// is enforced by the store (at enqueue); the others are for the worker and sandbox.
-#[derive(
-    Clone, Debug, Default, PartialEq, Eq, sqlx::FromRow, serde::Serialize, serde::Deserialize,
-)]
+/// Tenant-wide caps. `None` means "the host default applies". `max_payload_bytes` is
+/// enforced by the store at enqueue; `max_timeout_ms`, `max_fuel` and `max_memory_bytes`
+/// when a job type is set ([`Store::set_job_type_within_limits`]);
+/// `max_component_bytes` at upload; `max_enqueue_per_sec` / `enqueue_burst` by the HTTP
+/// API's token bucket; the rest by the worker and sandbox.
+#[derive(Clone, Debug, Default, PartialEq, sqlx::FromRow, serde::Serialize, serde::Deserialize)]
 pub struct TenantLimits {
     pub max_payload_bytes: Option<i32>,
     pub max_component_bytes: Option<i64>,
@@ -30,6 +34,11 @@ pub struct TenantLimits {
     pub max_memory_bytes: Option<i64>,
     pub max_output_bytes: Option<i64>,
     pub max_log_bytes: Option<i64>,
+    /// Jobs per second the HTTP API accepts for this tenant (token bucket refill rate).
+    pub max_enqueue_per_sec: Option<f64>,
+    /// Bucket size: jobs accepted at once after a quiet period (default: one second's
+    /// worth of `max_enqueue_per_sec`, at least 1).
+    pub enqueue_burst: Option<i32>,
 }
 
 impl TenantLimits {
@@ -53,14 +62,80 @@ impl TenantLimits {
                 });
             }
         }
+        if let Some(rate) = self.max_enqueue_per_sec
+            && !(rate.is_finite() && rate > 0.0)
+        {
+            return Err(StoreError::InvalidInput {
+                field: "max_enqueue_per_sec",
+                message: format!("{rate} is not a positive rate; use None for no limit"),
+            });
+        }
+        if let Some(burst) = self.enqueue_burst
+            && burst <= 0
+        {
+            return Err(StoreError::InvalidInput {
+                field: "enqueue_burst",
+                message: format!("{burst} is not positive; use None for one second's worth"),
+            });
+        }
         Ok(())
+    }
+
+    /// Refuses a job type whose per-attempt fuel, memory or timeout is above this
+    /// tenant's cap; the error names the cap and both figures. Unset type limits (host
+    /// defaults) are capped by the worker instead.
+    pub fn check_job_type(&self, spec: &JobTypeSpec) -> Result<(), StoreError> {
+        let timeout_ms = spec
+            .timeout
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let as_i64 = |v: Option<u64>| v.map(|v| i64::try_from(v).unwrap_or(i64::MAX));
+        let checks: [(&'static str, &'static str, Option<i64>, Option<i64>, &str); 3] = [
+            (
+                "timeout",
+                "max_timeout_ms",
+                timeout_ms,
+                self.max_timeout_ms,
+                " ms",
+            ),
+            ("fuel", "max_fuel", as_i64(spec.fuel), self.max_fuel, ""),
+            (
+                "memory_bytes",
+                "max_memory_bytes",
+                as_i64(spec.memory_bytes),
+                self.max_memory_bytes,
+                " bytes",
+            ),
+        ];
+        for (field, cap_name, value, cap, unit) in checks {
+            if let (Some(value), Some(cap)) = (value, cap)
+                && value > cap
+            {
+                return Err(StoreError::InvalidInput {
+                    field,
+                    message: format!(
+                        "{value}{unit} is above tenant {:?}'s cap {cap_name} = {cap}{unit}; \
+                         ask an operator to raise it (sluice tenants limits) or lower the type's limit",
+                        spec.tenant
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The largest component this tenant may upload: its `max_component_bytes`, or
+    /// `host_default` when unset.
+    pub fn component_limit(&self, host_default: u64) -> u64 {
+        self.max_component_bytes
+            .and_then(|v| u64::try_from(v).ok())
+            .unwrap_or(host_default)
     }
 }
 
 macro_rules! tenant_columns {
     () => {
         "id, created_at, max_payload_bytes, max_component_bytes, max_timeout_ms, max_fuel, \
-         max_memory_bytes, max_output_bytes, max_log_bytes"
+         max_memory_bytes, max_output_bytes, max_log_bytes, max_enqueue_per_sec, enqueue_burst"
     };
 }
 
@@ -77,7 +152,7 @@ const LIST_TENANTS: &str = concat!(
 const SET_TENANT_LIMITS: &str = concat!(
     "UPDATE sluice.tenants SET max_payload_bytes = $2, max_component_bytes = $3, \
      max_timeout_ms = $4, max_fuel = $5, max_memory_bytes = $6, max_output_bytes = $7, \
-     max_log_bytes = $8 WHERE id = $1 RETURNING ",
+     max_log_bytes = $8, max_enqueue_per_sec = $9, enqueue_burst = $10 WHERE id = $1 RETURNING ",
     tenant_columns!()
 );
 
@@ -142,8 +217,29 @@ impl Store {
             .bind(limits.max_memory_bytes)
             .bind(limits.max_output_bytes)
             .bind(limits.max_log_bytes)
+            .bind(limits.max_enqueue_per_sec)
+            .bind(limits.enqueue_burst)
             .fetch_optional(&self.pool)
             .await?
             .ok_or_else(|| StoreError::UnknownTenant(id.to_owned()))
+    }
+}
+
+impl Store {
+    /// [`Store::set_job_type`] after checking the type against the tenant's caps
+    /// ([`TenantLimits::check_job_type`]): a type above a cap is refused and nothing is
+    /// written. The CLI and the HTTP API register types through this.
+    pub async fn set_job_type_within_limits(
+        &self,
+        spec: &JobTypeSpec,
+    ) -> Result<crate::JobTypeRecord, StoreError> {
+        validate_tenant_id(&spec.tenant)
+            .map_err(|_| StoreError::UnknownTenant(spec.tenant.clone()))?;
+        let tenant = self
+            .get_tenant(&spec.tenant)
+            .await?
+            .ok_or_else(|| StoreError::UnknownTenant(spec.tenant.clone()))?;
+        tenant.limits.check_job_type(spec)?;
+        self.set_job_type(spec).await
     }
 }

@@ -1,0 +1,79 @@
+//! `sluice serve`: the HTTP API on one address until SIGTERM/SIGINT, then finish the
+//! requests in flight. Everything else is in `crate::http`.
+
+use std::net::SocketAddr;
+
+use anyhow::Context;
+use sluice_sandbox::{Sandbox, SandboxConfig};
+use sluice_store::Store;
+use tracing::info;
+
+use crate::http::{self, AppState, ServeConfig};
+use crate::units::parse_size;
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// A token accepted as admin for any tenant, besides admin tokens in the database.
+    #[arg(long, env = "SLUICE_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+    /// Component size limit for tenants without their own `max_component_bytes`.
+    #[arg(long, value_parser = parse_size, default_value = "50MiB")]
+    pub max_component_size: u64,
+    /// Largest JSON request body.
+    #[arg(long, value_parser = parse_size, default_value = "16MiB")]
+    pub max_request_body: u64,
+}
+
+pub async fn run(store: Store, args: ServeArgs) -> anyhow::Result<()> {
+    if let Some(token) = &args.admin_token
+        && token.len() < 32
+    {
+        anyhow::bail!(
+            "SLUICE_ADMIN_TOKEN is {} characters; use at least 32 random characters \
+             (e.g. `openssl rand -hex 32`)",
+            token.len()
+        );
+    }
+    // Only validates uploads: one slot, one guest thread.
+    let sandbox = Sandbox::new(SandboxConfig {
+        max_concurrency: 1,
+        guest_threads: 1,
+        ..SandboxConfig::default()
+    })
+    .context("start the sandbox that validates uploads")?;
+    let state = AppState::new(
+        store,
+        sandbox,
+        ServeConfig {
+            admin_token: args.admin_token,
+            default_max_component_bytes: args.max_component_size,
+            max_request_body: usize::try_from(args.max_request_body)
+                .context("--max-request-body is too large")?,
+        },
+    );
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("listen on {}", args.listen))?;
+    info!(address = %listener.local_addr()?, "serving the HTTP API");
+    http::serve(listener, http::app(state), shutdown_signal())
+        .await
+        .context("serve HTTP")?;
+    info!("HTTP API stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        std::future::pending::<()>().await;
+        return;
+    };
+    tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
+    info!("signal received: finishing requests in flight, then exiting");
+}

@@ -1,0 +1,139 @@
+//! Job type endpoints: register (upsert) a type pointing at one of the tenant's
+//! components, refused above the tenant's fuel / memory / timeout caps; list types.
+//!
+//! Must not: look up a component outside the caller's tenant (another tenant's component
+//! is a 404 like a missing one).
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sluice_store::{JobTypeRecord, JobTypeSpec};
+use utoipa::ToSchema;
+
+use super::auth::Caller;
+use super::error::{ApiError, ApiJson, ApiPath, ErrorBody};
+use super::state::AppState;
+
+/// What a job type runs, and with which limits (unset: the host default, capped by the
+/// tenant's caps).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JobTypeRequest {
+    /// `NAME` (latest version) or `NAME@VERSION` of one of the tenant's components.
+    pub component: String,
+    /// Attempts a job gets unless it asks otherwise (default 3).
+    pub max_attempts: Option<i32>,
+    pub timeout_ms: Option<u64>,
+    pub fuel: Option<u64>,
+    pub memory_bytes: Option<u64>,
+    pub output_bytes: Option<u64>,
+    pub log_bytes: Option<u64>,
+    pub backoff_base_ms: Option<u64>,
+    pub backoff_cap_ms: Option<u64>,
+    /// Fraction 0..=1 of random spread on retry delays.
+    pub backoff_jitter: Option<f64>,
+}
+
+/// A registered job type.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobTypeView {
+    pub name: String,
+    pub component_id: i64,
+    pub max_attempts: i32,
+    pub timeout_ms: Option<i64>,
+    pub fuel: Option<i64>,
+    pub memory_bytes: Option<i64>,
+    pub output_bytes: Option<i64>,
+    pub log_bytes: Option<i64>,
+    pub backoff_base_ms: Option<i64>,
+    pub backoff_cap_ms: Option<i64>,
+    pub backoff_jitter: Option<f64>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl From<JobTypeRecord> for JobTypeView {
+    fn from(t: JobTypeRecord) -> Self {
+        JobTypeView {
+            name: t.name,
+            component_id: t.component_id,
+            max_attempts: t.max_attempts,
+            timeout_ms: t.timeout_ms,
+            fuel: t.fuel,
+            memory_bytes: t.memory_bytes,
+            output_bytes: t.output_bytes,
+            log_bytes: t.log_bytes,
+            backoff_base_ms: t.backoff_base_ms,
+            backoff_cap_ms: t.backoff_cap_ms,
+            backoff_jitter: t.backoff_jitter,
+            created_at: t.created_at,
+            updated_at: t.updated_at,
+        }
+    }
+}
+
+/// Register or replace a job type.
+#[utoipa::path(
+    put, path = "/v1/job-types/{type}", tag = "job-types",
+    params(("type" = String, Path, description = "Job type name")),
+    request_body = JobTypeRequest,
+    responses(
+        (status = 200, body = JobTypeView),
+        (status = 400, description = "A malformed field, or a limit above the tenant's cap (named)", body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, description = "No such component for this tenant", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn put_job_type(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(name): ApiPath<String>,
+    ApiJson(request): ApiJson<JobTypeRequest>,
+) -> Result<Json<JobTypeView>, ApiError> {
+    let (component, version) = match request.component.split_once('@') {
+        Some((name, version)) => (name, Some(version)),
+        None => (request.component.as_str(), None),
+    };
+    let component = state
+        .store()
+        .find_component(&caller.tenant, component, version)
+        .await?
+        .ok_or_else(|| {
+            ApiError::not_found(format!(
+                "component {:?} not found; upload it with PUT /v1/components/{{name}}",
+                request.component
+            ))
+        })?;
+    let spec = JobTypeSpec {
+        max_attempts: request.max_attempts.unwrap_or(3),
+        backoff_base: request.backoff_base_ms.map(Duration::from_millis),
+        backoff_cap: request.backoff_cap_ms.map(Duration::from_millis),
+        backoff_jitter: request.backoff_jitter,
+        timeout: request.timeout_ms.map(Duration::from_millis),
+        fuel: request.fuel,
+        memory_bytes: request.memory_bytes,
+        output_bytes: request.output_bytes,
+        log_bytes: request.log_bytes,
+        ..JobTypeSpec::new(caller.tenant.clone(), name, component.id)
+    };
+    let record = state.store().set_job_type_within_limits(&spec).await?;
+    Ok(Json(record.into()))
+}
+
+/// The tenant's job types.
+#[utoipa::path(
+    get, path = "/v1/job-types", tag = "job-types",
+    responses((status = 200, body = Vec<JobTypeView>), (status = 401, body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn list_job_types(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<Vec<JobTypeView>>, ApiError> {
+    let types = state.store().list_job_types(Some(&caller.tenant)).await?;
+    Ok(Json(types.into_iter().map(Into::into).collect()))
+}

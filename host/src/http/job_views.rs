@@ -1,0 +1,260 @@
+//! Request and response bodies of the job endpoints, and their conversion to and from
+//! the store's types. Parsing and validation of fields that the store cannot see (the
+//! priority label, `delay`, `run_at` vs `delay`) happen here, each error naming its field.
+//!
+//! Must not: call the store.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sluice_store::{Enqueued, JobRecord, JobSummary, KeyScope, NewJob, RunAt};
+use utoipa::{IntoParams, ToSchema};
+
+use super::error::ApiError;
+use crate::units::parse_duration;
+
+/// A job to enqueue.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnqueueRequest {
+    /// The job type (registered with `PUT /v1/job-types/{type}`).
+    #[serde(rename = "type")]
+    pub job_type: String,
+    /// Any JSON value; the component receives its JSON text. Default `{}`.
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub payload: Option<serde_json::Value>,
+    /// `low`, `medium`, `high`, `critical` or an integer (-32768..=32767); higher runs
+    /// first. Default `medium` (10).
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "high")]
+    pub priority: Option<serde_json::Value>,
+    /// Run no earlier than this instant (RFC 3339). Exclusive with `delay`.
+    pub run_at: Option<DateTime<Utc>>,
+    /// Run no earlier than this long from now (`30s`, `5m`). Exclusive with `run_at`.
+    pub delay: Option<String>,
+    /// Attempts before the job is dead (default: the job type's).
+    pub max_attempts: Option<i32>,
+    /// A duplicate key (per tenant) returns the existing job with 200 and creates nothing.
+    pub idempotency_key: Option<String>,
+    /// `retained` (default: the key stays taken while the job exists) or `unfinished`
+    /// (freed when the job finishes).
+    #[schema(value_type = Option<String>, example = "retained")]
+    pub key_scope: Option<KeyScope>,
+}
+
+/// Many jobs in one call: all are enqueued or none.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BatchRequest {
+    pub jobs: Vec<EnqueueRequest>,
+}
+
+/// One result of a batch, in request order.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BatchItem {
+    pub id: i64,
+    /// False when the idempotency key was taken: `id` is the job holding it.
+    pub created: bool,
+}
+
+/// The results of a batch, in request order.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BatchResponse {
+    pub jobs: Vec<BatchItem>,
+}
+
+impl From<Enqueued> for BatchItem {
+    fn from(e: Enqueued) -> Self {
+        BatchItem {
+            id: e.id,
+            created: e.created,
+        }
+    }
+}
+
+fn parse_priority(value: Option<&serde_json::Value>, field: &str) -> Result<i32, ApiError> {
+    let bad = |shown: &dyn std::fmt::Display| {
+        ApiError::bad_request(format!(
+            "invalid {field}: {shown} is not a priority; use low, medium, high, critical or an integer"
+        ))
+    };
+    match value {
+        None | Some(serde_json::Value::Null) => Ok(sluice_store::priority::MEDIUM),
+        Some(serde_json::Value::Number(n)) => n
+            .as_i64()
+            .and_then(|n| i32::try_from(n).ok())
+            .ok_or_else(|| bad(n)),
+        Some(serde_json::Value::String(s)) => match s.as_str() {
+            "low" => Ok(sluice_store::priority::LOW),
+            "medium" => Ok(sluice_store::priority::MEDIUM),
+            "high" => Ok(sluice_store::priority::HIGH),
+            "critical" => Ok(sluice_store::priority::CRITICAL),
+            other => Err(bad(&format!("{other:?}"))),
+        },
+        Some(other) => Err(bad(other)),
+    }
+}
+
+impl EnqueueRequest {
+    /// The store's job for `tenant`; `prefix` names the request element in errors
+    /// (`jobs[3].`).
+    pub fn into_new_job(self, tenant: &str, prefix: &str) -> Result<NewJob, ApiError> {
+        let priority = parse_priority(self.priority.as_ref(), &format!("{prefix}priority"))?;
+        let run_at = match (self.run_at, self.delay) {
+            (Some(_), Some(_)) => {
+                return Err(ApiError::bad_request(format!(
+                    "invalid {prefix}delay: give either run_at or delay, not both"
+                )));
+            }
+            (Some(at), None) => RunAt::At(at),
+            (None, Some(delay)) => RunAt::Delay(
+                parse_duration(&delay)
+                    .map_err(|e| ApiError::bad_request(format!("invalid {prefix}delay: {e}")))?,
+            ),
+            (None, None) => RunAt::Now,
+        };
+        if self.key_scope.is_some() && self.idempotency_key.is_none() {
+            return Err(ApiError::bad_request(format!(
+                "invalid {prefix}key_scope: it only applies with an idempotency_key"
+            )));
+        }
+        let payload = self
+            .payload
+            .unwrap_or_else(|| serde_json::json!({}))
+            .to_string()
+            .into_bytes();
+        Ok(NewJob {
+            tenant: tenant.to_owned(),
+            job_type: self.job_type,
+            payload,
+            priority,
+            run_at,
+            max_attempts: self.max_attempts,
+            idempotency_key: self.idempotency_key,
+            key_scope: self.key_scope.unwrap_or_default(),
+        })
+    }
+}
+
+/// Bytes shown as JSON when they are JSON, else as a string (lossy UTF-8).
+fn bytes_as_json(bytes: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(bytes)
+        .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(bytes).into_owned()))
+}
+
+/// A job with its payload and output.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobView {
+    pub id: i64,
+    pub tenant: String,
+    #[serde(rename = "type")]
+    pub job_type: String,
+    /// `pending`, `running`, `completed`, `dead` or `cancelled`.
+    pub state: String,
+    pub priority: i32,
+    pub run_at: DateTime<Utc>,
+    /// Number of the attempt running or last run (0 before the first).
+    pub attempt: i32,
+    pub max_attempts: i32,
+    pub idempotency_key: Option<String>,
+    pub key_scope: String,
+    /// A running job asked to stop.
+    pub cancel_requested: bool,
+    pub last_error: Option<String>,
+    /// The payload: JSON when it is JSON, else its text.
+    #[schema(value_type = Object)]
+    pub payload: serde_json::Value,
+    /// The output of a completed job: JSON when it is JSON, else its text.
+    #[schema(value_type = Option<Object>)]
+    pub output: Option<serde_json::Value>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+impl From<JobRecord> for JobView {
+    fn from(j: JobRecord) -> Self {
+        JobView {
+            id: j.id,
+            tenant: j.tenant,
+            job_type: j.job_type,
+            state: j.state.as_str().to_owned(),
+            priority: j.priority,
+            run_at: j.run_at,
+            attempt: j.attempt,
+            max_attempts: j.max_attempts,
+            idempotency_key: j.idempotency_key,
+            key_scope: j.key_scope.as_str().to_owned(),
+            cancel_requested: j.cancel_requested,
+            last_error: j.last_error,
+            payload: bytes_as_json(&j.payload),
+            output: j.output.as_deref().map(bytes_as_json),
+            created_at: j.created_at,
+            updated_at: j.updated_at,
+            finished_at: j.finished_at,
+        }
+    }
+}
+
+/// A job as listed: no payload or output, their sizes instead.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobListItem {
+    pub id: i64,
+    #[serde(rename = "type")]
+    pub job_type: String,
+    pub state: String,
+    pub priority: i32,
+    pub run_at: DateTime<Utc>,
+    pub attempt: i32,
+    pub max_attempts: i32,
+    pub idempotency_key: Option<String>,
+    pub last_error: Option<String>,
+    pub payload_size: i32,
+    pub output_size: Option<i32>,
+    pub created_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+impl From<JobSummary> for JobListItem {
+    fn from(j: JobSummary) -> Self {
+        JobListItem {
+            id: j.id,
+            job_type: j.job_type,
+            state: j.state.as_str().to_owned(),
+            priority: j.priority,
+            run_at: j.run_at,
+            attempt: j.attempt,
+            max_attempts: j.max_attempts,
+            idempotency_key: j.idempotency_key,
+            last_error: j.last_error,
+            payload_size: j.payload_size,
+            output_size: j.output_size,
+            created_at: j.created_at,
+            finished_at: j.finished_at,
+        }
+    }
+}
+
+/// One page of jobs, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobPage {
+    pub jobs: Vec<JobListItem>,
+    /// Pass as `cursor` for the next page; absent on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// Filters and paging of `GET /v1/jobs`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListParams {
+    /// `pending`, `running`, `completed`, `dead` or `cancelled`.
+    pub state: Option<String>,
+    /// Only jobs of this type.
+    #[serde(rename = "type")]
+    pub job_type: Option<String>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    /// 1 to 1000 (default 100).
+    pub limit: Option<u32>,
+}

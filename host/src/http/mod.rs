@@ -1,0 +1,39 @@
+//! The HTTP API served by `sluice serve`: JSON over axum, bearer tokens per tenant.
+//!
+//! Thin by design: handlers authenticate ([`auth::Caller`]), parse, call one or two
+//! `sluice_store::Store` methods scoped by the caller's tenant, and shape the answer. No
+//! SQL and no wasmtime here (uploads are validated through `sluice_sandbox::Sandbox`).
+//!
+//! Files: `router` (every route, generated OpenAPI), `auth` (tokens → tenant),
+//! `error` (the one error shape, axum rejections), `rate_limit` (token bucket),
+//! `state`, `jobs` + `job_views`, `components`, `job_types`, `health`, `openapi`.
+
+mod auth;
+mod components;
+mod error;
+mod health;
+mod job_types;
+mod job_views;
+mod jobs;
+mod openapi;
+mod rate_limit;
+mod router;
+mod state;
+
+use std::future::Future;
+
+pub use auth::{ENV_ADMIN_HOME_TENANT, TENANT_HEADER};
+pub use router::{api_routes, app};
+pub use state::{AppState, ServeConfig};
+
+/// Serves `app` on `listener` until `shutdown` completes, then finishes the requests in
+/// flight.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+}

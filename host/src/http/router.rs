@@ -1,0 +1,56 @@
+//! Every route of the API, in one place. Routes are registered through utoipa-axum's
+//! `OpenApiRouter`, so registering a route is what puts it in `/v1/openapi.json`.
+//!
+//! Must not: hold handler logic. Unknown routes and methods fall back to the API's error
+//! shape (404 `route_not_found`, 405 `method_not_allowed`).
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use utoipa::OpenApi as _;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::error::{method_not_allowed, route_not_found};
+use super::openapi::ApiDoc;
+use super::state::AppState;
+use super::{components, health, job_types, jobs, openapi};
+
+/// The documented API: every route here is in the OpenAPI document.
+pub fn api_routes(state: &AppState) -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(jobs::enqueue, jobs::list_jobs))
+        // `/v1/jobs:batch` is a plain static segment for axum 0.8 (matchit 0.8 uses
+        // `{param}`, so a colon is an ordinary character); it cannot be captured as
+        // `{id}` of `/v1/jobs/{id}` either, because that route has a slash first.
+        .routes(routes!(jobs::enqueue_batch))
+        .routes(routes!(jobs::get_job))
+        .routes(routes!(jobs::cancel_job))
+        .routes(routes!(jobs::retry_job))
+        .routes(routes!(job_types::put_job_type))
+        .routes(routes!(job_types::list_job_types))
+        .routes(routes!(components::list_components))
+        // Uploads read the raw body with the tenant's component size limit (413 above
+        // it); `DefaultBodyLimit` only applies to the JSON extractors.
+        .routes(routes!(components::put_component))
+        .routes(routes!(health::healthz))
+        .routes(routes!(openapi::openapi_json))
+        .layer(DefaultBodyLimit::max(state.config().max_request_body))
+    // Hook for the operations routes: `GET /v1/stats` (tenant-scoped, a `Caller`
+    // extractor and the store's stats query) is added here with `.routes(routes!(..))`
+    // so it is documented; `GET /metrics` is merged in `app` below, outside the
+    // documented API, with or without authentication.
+}
+
+/// The whole application: the API plus fallbacks, with its state. Also records the
+/// OpenAPI document in the state for `/v1/openapi.json`.
+pub fn app(state: AppState) -> Router {
+    let (router, openapi) = api_routes(&state).split_for_parts();
+    let json = openapi
+        .to_pretty_json()
+        .expect("the generated OpenAPI document serialises");
+    state.set_openapi_json(json);
+    router
+        .fallback(route_not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(state)
+}

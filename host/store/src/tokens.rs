@@ -1,0 +1,158 @@
+//! API tokens: minting, authenticating, listing and revoking.
+//!
+//! Owns: every statement on `sluice.api_tokens`, and the token format. A token is
+//! `sluice_` followed by 64 hex digits (32 bytes from the OS's CSPRNG); it is returned
+//! once by [`Store::create_token`] and only its SHA-256 is stored. A fast hash is the
+//! right choice for secrets with 256 bits of entropy: there is no dictionary to try, so a
+//! slow password hash would buy nothing and cost a bcrypt-sized delay on every request.
+//!
+//! Must not: keep, log or return a token in clear after creation; decide what a token may
+//! do (the HTTP layer does: a tenant token acts for its tenant, an admin token for any).
+
+use chrono::{DateTime, Utc};
+use rand::TryRngCore as _;
+use sha2::{Digest, Sha256};
+
+use crate::tenants::validate_tenant_id;
+use crate::{Store, StoreError};
+
+/// What every token starts with, so a leaked one is recognisable (secret scanners).
+pub const TOKEN_PREFIX: &str = "sluice_";
+
+/// A stored token, without any secret.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+pub struct TokenRecord {
+    pub id: i64,
+    pub tenant: String,
+    pub admin: bool,
+    pub label: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// A freshly minted token: the only time the secret exists outside the caller's hands.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct NewToken {
+    #[serde(flatten)]
+    pub record: TokenRecord,
+    /// The bearer token. Shown once; not recoverable.
+    pub token: String,
+}
+
+/// The result of authenticating a bearer token.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct TokenIdentity {
+    pub token_id: i64,
+    pub tenant: String,
+    pub admin: bool,
+}
+
+/// SHA-256 of a token as stored in `api_tokens.token_hash`.
+pub fn token_hash(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+fn mint() -> Result<String, StoreError> {
+    let mut secret = [0u8; 32];
+    rand::rngs::OsRng
+        .try_fill_bytes(&mut secret)
+        .map_err(|e| StoreError::InvalidInput {
+            field: "token",
+            message: format!("the operating system's random source failed: {e}"),
+        })?;
+    Ok(format!("{TOKEN_PREFIX}{}", hex::encode(secret)))
+}
+
+macro_rules! token_columns {
+    () => {
+        "id, tenant, admin, label, created_at, revoked_at"
+    };
+}
+
+// Inserts only when the tenant exists (no row otherwise: reported as an unknown tenant).
+const INSERT_TOKEN: &str = concat!(
+    "INSERT INTO sluice.api_tokens (tenant, token_hash, admin, label) \
+     SELECT t.id, $2, $3, $4 FROM sluice.tenants t WHERE t.id = $1 RETURNING ",
+    token_columns!()
+);
+const AUTHENTICATE: &str = "SELECT id AS token_id, tenant, admin FROM sluice.api_tokens \
+     WHERE token_hash = $1 AND revoked_at IS NULL";
+const LIST_TOKENS: &str = concat!(
+    "SELECT ",
+    token_columns!(),
+    " FROM sluice.api_tokens WHERE tenant = $1 ORDER BY id"
+);
+// Scoped by tenant: a token id of another tenant is "not found". Revoking twice keeps the
+// first revocation time.
+const REVOKE_TOKEN: &str = concat!(
+    "UPDATE sluice.api_tokens SET revoked_at = coalesce(revoked_at, now()) \
+     WHERE id = $1 AND tenant = $2 RETURNING ",
+    token_columns!()
+);
+
+impl Store {
+    /// Mints a token for `tenant` (an admin token when `admin`). The returned
+    /// [`NewToken::token`] is the only copy of the secret.
+    pub async fn create_token(
+        &self,
+        tenant: &str,
+        admin: bool,
+        label: Option<&str>,
+    ) -> Result<NewToken, StoreError> {
+        validate_tenant_id(tenant).map_err(|_| StoreError::UnknownTenant(tenant.to_owned()))?;
+        if let Some(label) = label {
+            let n = label.chars().count();
+            if n == 0 || n > 128 {
+                return Err(StoreError::InvalidInput {
+                    field: "label",
+                    message: format!("must be 1 to 128 characters, got {n}"),
+                });
+            }
+        }
+        let token = mint()?;
+        let record: Option<TokenRecord> = sqlx::query_as(INSERT_TOKEN)
+            .bind(tenant)
+            .bind(&token_hash(&token)[..])
+            .bind(admin)
+            .bind(label)
+            .fetch_optional(&self.pool)
+            .await?;
+        let record = record.ok_or_else(|| StoreError::UnknownTenant(tenant.to_owned()))?;
+        Ok(NewToken { record, token })
+    }
+
+    /// The identity behind a bearer token, or `None` for an unknown or revoked token.
+    pub async fn authenticate(&self, token: &str) -> Result<Option<TokenIdentity>, StoreError> {
+        Ok(sqlx::query_as(AUTHENTICATE)
+            .bind(&token_hash(token)[..])
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    /// The tokens of a tenant (revoked ones too), oldest first. No secrets.
+    pub async fn list_tokens(&self, tenant: &str) -> Result<Vec<TokenRecord>, StoreError> {
+        Ok(sqlx::query_as(LIST_TOKENS)
+            .bind(tenant)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    /// Revokes a tenant's token by id; requests with it get 401 from then on.
+    pub async fn revoke_token(&self, tenant: &str, id: i64) -> Result<TokenRecord, StoreError> {
+        sqlx::query_as(REVOKE_TOKEN)
+            .bind(id)
+            .bind(tenant)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::NotFound {
+                entity: "token",
+                id: id.to_string(),
+            })
+    }
+
+    /// Checks that the database answers (for `/healthz`).
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+}

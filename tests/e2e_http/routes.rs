@@ -1,0 +1,88 @@
+//! The router as a whole: `/healthz`, the error shape of unknown routes and methods, and
+//! an OpenAPI document that lists every route the router serves.
+
+use reqwest::Method;
+use sqlx::PgPool;
+
+use crate::http_support::{Api, error_of, json};
+
+/// The routes issue #4 asks for (method, path as in the OpenAPI document).
+const EXPECTED: &[(&str, &str)] = &[
+    ("post", "/v1/jobs"),
+    ("get", "/v1/jobs"),
+    ("get", "/v1/jobs/{id}"),
+    ("post", "/v1/jobs/{id}/cancel"),
+    ("post", "/v1/jobs/{id}/retry"),
+    ("post", "/v1/jobs:batch"),
+    ("put", "/v1/components/{name}"),
+    ("get", "/v1/components"),
+    ("put", "/v1/job-types/{type}"),
+    ("get", "/v1/job-types"),
+    ("get", "/healthz"),
+    ("get", "/v1/openapi.json"),
+];
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn health_and_unknown_routes_answer_in_the_api_shape(pool: PgPool) {
+    let api = Api::start(&pool).await;
+    let (status, body) = json(api.get("/healthz", "").await).await;
+    assert_eq!((status, body["status"].as_str()), (200, Some("ok")));
+
+    let (status, body) = json(api.get("/v1/nothing-here", "").await).await;
+    assert_eq!(status, 404);
+    assert_eq!(error_of(&body).0, "route_not_found");
+    let (status, body) = json(
+        api.req(Method::DELETE, "/v1/jobs", "")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 405);
+    assert_eq!(error_of(&body).0, "method_not_allowed");
+}
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn the_openapi_document_lists_every_route_the_router_serves(pool: PgPool) {
+    let api = Api::start(&pool).await;
+    let (status, doc) = json(api.get("/v1/openapi.json", "").await).await;
+    assert_eq!(status, 200);
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3."), "{doc}");
+    let mut documented = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            if ["get", "put", "post", "delete", "patch"].contains(&method.as_str()) {
+                documented.push((method.clone(), path.clone()));
+            }
+        }
+    }
+    documented.sort();
+    let mut expected: Vec<(String, String)> = EXPECTED
+        .iter()
+        .map(|(m, p)| (m.to_string(), p.to_string()))
+        .collect();
+    expected.sort();
+    assert_eq!(documented, expected);
+
+    // Every documented route is served by the router: a request reaches a handler (an
+    // authentication error or an answer), never the unknown-route or wrong-method
+    // fallback.
+    for (method, path) in &documented {
+        let concrete = path
+            .replace("{id}", "1")
+            .replace("{name}", "x")
+            .replace("{type}", "x");
+        let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+        let response = api.req(method.clone(), &concrete, "").send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        assert!(
+            !text.contains("route_not_found") && !text.contains("method_not_allowed"),
+            "{method} {concrete} is documented but not routed: {status} {text}"
+        );
+    }
+    assert!(
+        doc["components"]["securitySchemes"]["bearer"].is_object(),
+        "{doc}"
+    );
+}
