@@ -89,37 +89,38 @@ impl TenantLimits {
             .timeout
             .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
         let as_i64 = |v: Option<u64>| v.map(|v| i64::try_from(v).unwrap_or(i64::MAX));
-        let checks: [(&'static str, &'static str, Option<i64>, Option<i64>, &str); 3] = [
-            (
-                "timeout",
-                "max_timeout_ms",
-                timeout_ms,
-                self.max_timeout_ms,
-                " ms",
-            ),
-            ("fuel", "max_fuel", as_i64(spec.fuel), self.max_fuel, ""),
-            (
-                "memory_bytes",
-                "max_memory_bytes",
-                as_i64(spec.memory_bytes),
-                self.max_memory_bytes,
-                " bytes",
-            ),
-        ];
-        for (field, cap_name, value, cap, unit) in checks {
-            if let (Some(value), Some(cap)) = (value, cap)
-                && value > cap
-            {
-                return Err(StoreError::InvalidInput {
+        let check = |field: &'static str,
+                     cap_name: &str,
+                     value: Option<i64>,
+                     cap: Option<i64>,
+                     unit: &str| {
+            match (value, cap) {
+                (Some(value), Some(cap)) if value > cap => Err(StoreError::InvalidInput {
                     field,
                     message: format!(
                         "{value}{unit} is above tenant {:?}'s cap {cap_name} = {cap}{unit}; \
                          ask an operator to raise it (sluice tenants limits) or lower the type's limit",
                         spec.tenant
                     ),
-                });
+                }),
+                _ => Ok(()),
             }
-        }
+        };
+        check(
+            "timeout",
+            "max_timeout_ms",
+            timeout_ms,
+            self.max_timeout_ms,
+            " ms",
+        )?;
+        check("fuel", "max_fuel", as_i64(spec.fuel), self.max_fuel, "")?;
+        check(
+            "memory_bytes",
+            "max_memory_bytes",
+            as_i64(spec.memory_bytes),
+            self.max_memory_bytes,
+            " bytes",
+        )?;
         Ok(())
     }
 
