@@ -211,6 +211,7 @@ async fn chaos_kills_and_a_postgres_restart_lose_no_job_and_finish_none_twice() 
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     for w in &workers {
+        w.wait_for_log("worker started", Duration::from_secs(10));
         w.signal("TERM");
     }
     for w in &mut workers {

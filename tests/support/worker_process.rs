@@ -76,6 +76,18 @@ impl WorkerProcess {
         &self.log
     }
 
+    /// Waits (at most `limit`) until the worker has logged `text`.
+    pub fn wait_for_log(&self, text: &str, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        while !self.log().contains(text) {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        true
+    }
+
     /// Everything the worker logged so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()

@@ -67,6 +67,9 @@ pub struct WorkerArgs {
 
 pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::Result<()> {
     check_timings(&args)?;
+    // Before anything slow: a SIGTERM during startup is a graceful shutdown too.
+    let shutdown = CancellationToken::new();
+    tokio::spawn(watch_signals(shutdown.clone()));
     let worker_id = args.worker_id.unwrap_or_else(default_worker_id);
     let sandbox = Sandbox::new(SandboxConfig {
         max_concurrency: args.concurrency as u32,
@@ -96,8 +99,6 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
         budget: args.shutdown_timeout,
     };
 
-    let shutdown = CancellationToken::new();
-    tokio::spawn(watch_signals(shutdown.clone()));
     let summary = worker::run(store, sandbox, config, shutdown).await?;
     printer.value(
         &summary,
