@@ -73,7 +73,8 @@ fn config(name: &str, concurrency: usize) -> WorkerConfig {
     config.concurrency = concurrency;
     config.drain = true;
     config.drain_horizon = Duration::from_secs(2);
-    config.poll_interval = Duration::from_millis(50);
+    config.idle.safety_poll = Duration::from_millis(50);
+    config.idle.backoff_first = Duration::from_millis(50);
     config
 }
 

@@ -9,6 +9,9 @@ use std::time::Duration;
 
 use sqlx::PgPool;
 
+pub mod cluster;
+pub mod worker_process;
+
 /// The repository root (this file is `tests/support/mod.rs`).
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use sluice_sandbox::{Sandbox, SandboxConfig};
 use sluice_store::Store;
 use tokio_util::sync::CancellationToken;
@@ -11,7 +11,7 @@ use tracing::info;
 
 use super::output::Printer;
 use crate::units::parse_duration;
-use crate::worker::{self, WorkerConfig};
+use crate::worker::{self, IdlePolicy, Listen, ShutdownTimeouts, WorkerConfig};
 
 #[derive(Debug, clap::Args)]
 pub struct WorkerArgs {
@@ -30,12 +30,33 @@ pub struct WorkerArgs {
     /// Lease (visibility timeout) on claimed jobs; renewed every third of it.
     #[arg(long, value_parser = parse_duration, default_value = "5m")]
     pub lease: Duration,
-    /// Look for work at least this often.
-    #[arg(long, value_parser = parse_duration, default_value = "2s")]
-    pub poll_interval: Duration,
-    /// Run the reaper of expired leases this often.
+    /// Run the reaper of expired leases (of any worker) this often.
     #[arg(long, value_parser = parse_duration, default_value = "15s")]
     pub reap_interval: Duration,
+    /// LISTEN on this direct connection instead of a pool connection: set it when
+    /// DATABASE_URL points at a transaction pooler (which drops LISTEN).
+    #[arg(long, env = "SLUICE_DIRECT_DATABASE_URL", hide_env_values = true)]
+    pub direct_database_url: Option<String>,
+    /// Do not LISTEN: poll for work with back-off (--idle-backoff doubling to --idle-backoff-max).
+    #[arg(long, conflicts_with = "direct_database_url")]
+    pub no_listen: bool,
+    /// With LISTEN, look for work at least this often anyway (lost notifications).
+    #[arg(long, value_parser = parse_duration, default_value = "30s")]
+    pub poll_interval: Duration,
+    /// Without LISTEN, the first wait after a look that found nothing; doubles each time.
+    #[arg(long, value_parser = parse_duration, default_value = "2s")]
+    pub idle_backoff: Duration,
+    /// Without LISTEN, the longest wait between looks.
+    #[arg(long, value_parser = parse_duration, default_value = "30s")]
+    pub idle_backoff_max: Duration,
+    /// On SIGTERM/SIGINT, let running jobs finish for this long before interrupting and
+    /// releasing them.
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    pub drain_timeout: Duration,
+    /// On SIGTERM/SIGINT, exit within this long in any case (jobs not yet released are
+    /// left to the reaper, and the exit code is 1).
+    #[arg(long, value_parser = parse_duration, default_value = "15s")]
+    pub shutdown_timeout: Duration,
     /// Worker name in leases and attempt history (default: host-pid).
     #[arg(long, env = "SLUICE_WORKER_ID")]
     pub worker_id: Option<String>,
@@ -45,6 +66,10 @@ pub struct WorkerArgs {
 }
 
 pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::Result<()> {
+    check_timings(&args)?;
+    // Before anything slow: a SIGTERM during startup is a graceful shutdown too.
+    let shutdown = CancellationToken::new();
+    tokio::spawn(watch_signals(shutdown.clone()));
     let worker_id = args.worker_id.unwrap_or_else(default_worker_id);
     let sandbox = Sandbox::new(SandboxConfig {
         max_concurrency: args.concurrency as u32,
@@ -58,11 +83,22 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
     config.drain = args.drain;
     config.drain_horizon = args.drain_horizon;
     config.lease = args.lease;
-    config.poll_interval = args.poll_interval;
     config.reap_interval = args.reap_interval;
+    config.listen = match (args.no_listen, args.direct_database_url) {
+        (true, _) => Listen::Off,
+        (false, Some(url)) => Listen::Direct(url),
+        (false, None) => Listen::Pool,
+    };
+    config.idle = IdlePolicy {
+        safety_poll: args.poll_interval,
+        backoff_first: args.idle_backoff,
+        backoff_max: args.idle_backoff_max,
+    };
+    config.shutdown = ShutdownTimeouts {
+        drain: args.drain_timeout,
+        budget: args.shutdown_timeout,
+    };
 
-    let shutdown = CancellationToken::new();
-    tokio::spawn(watch_signals(shutdown.clone()));
     let summary = worker::run(store, sandbox, config, shutdown).await?;
     printer.value(
         &summary,
@@ -74,6 +110,51 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
             ("released", summary.released.to_string()),
         ],
     );
+    if summary.abandoned > 0 {
+        bail!(
+            "the shutdown budget ran out with {} attempt(s) unrecorded; their jobs return to \
+             pending when their lease expires (raise --shutdown-timeout?)",
+            summary.abandoned
+        );
+    }
+    Ok(())
+}
+
+/// Refuses timings the loop cannot honour, naming the flag.
+fn check_timings(args: &WorkerArgs) -> anyhow::Result<()> {
+    let positive = [
+        ("--lease", args.lease),
+        ("--reap-interval", args.reap_interval),
+        ("--poll-interval", args.poll_interval),
+        ("--idle-backoff", args.idle_backoff),
+        ("--idle-backoff-max", args.idle_backoff_max),
+        ("--shutdown-timeout", args.shutdown_timeout),
+    ];
+    for (flag, value) in positive {
+        if value.is_zero() {
+            bail!("{flag} must be longer than zero");
+        }
+    }
+    if args.lease < Duration::from_secs(1) {
+        bail!(
+            "--lease {:?} is too short: heartbeats renew it every third, so it must be at least 1s",
+            args.lease
+        );
+    }
+    if args.idle_backoff_max < args.idle_backoff {
+        bail!(
+            "--idle-backoff-max ({:?}) must not be shorter than --idle-backoff ({:?})",
+            args.idle_backoff_max,
+            args.idle_backoff
+        );
+    }
+    if args.drain_timeout > args.shutdown_timeout {
+        bail!(
+            "--drain-timeout ({:?}) must not exceed --shutdown-timeout ({:?}): the drain is part of the shutdown budget",
+            args.drain_timeout,
+            args.shutdown_timeout
+        );
+    }
     Ok(())
 }
 

@@ -1,25 +1,37 @@
-//! The claim loop: claims jobs up to the free slots, runs each attempt as a task,
-//! heartbeats the leases it holds, reaps expired leases, and stops on shutdown or, with
-//! `--drain`, once nothing runnable remains.
+//! The claim loop: claims jobs up to the free slots, runs each attempt as a task, keeps
+//! its leases, and stops on shutdown (draining first) or, with `--drain`, once nothing
+//! runnable remains.
 //!
 //! Joins the store and the sandbox; reads top to bottom in one `select!`. It never speaks
-//! SQL or wasmtime itself, and never decides an attempt's outcome (see `attempt`).
+//! SQL or wasmtime itself, and never decides an attempt's outcome (see `attempt`). When to
+//! look for work is `wakeup`'s business, shutdown deadlines are `shutdown`'s, heartbeats,
+//! orphans and the reaper are `leases`'.
 
 mod attempt;
+mod leases;
 mod registry;
+mod shutdown;
+mod stats;
+mod wakeup;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sluice_sandbox::{Limits, Sandbox};
-use sluice_store::{ClaimRequest, Lease, Notice, Store};
+use sluice_store::{ClaimRequest, ClaimedJob, Lease, Notice, Store};
 use tokio::task::JoinSet;
 use tokio::time::{Instant, MissedTickBehavior, interval, sleep_until};
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, info, warn};
+use tracing::{info, warn};
 
 pub use attempt::{Interrupt, Recorded, StopReason};
 use registry::Registry;
+pub use shutdown::ShutdownTimeouts;
+use shutdown::Stopping;
+pub use stats::WorkerStats;
+pub use wakeup::{IdlePolicy, Listen};
+use wakeup::{IdleSchedule, Wake, Wakeups};
 
 /// The shortest wait between two idle looks for work.
 const MIN_IDLE_LOOK: Duration = Duration::from_millis(20);
@@ -27,11 +39,13 @@ const MIN_IDLE_LOOK: Duration = Duration::from_millis(20);
 /// How a worker runs; every duration is a parameter so tests never wait for real minutes.
 #[derive(Clone, Debug)]
 pub struct WorkerConfig {
-    /// Name recorded in `locked_by` and the attempt history.
+    /// Name recorded in `locked_by` and the attempt history. Unique among live workers:
+    /// a worker releases any job held under its name that it does not run.
     pub worker_id: String,
     /// Attempts run at once.
     pub concurrency: usize,
     /// Visibility timeout: a job whose lease is not renewed for this long is reaped.
+    /// Renewed every third of it.
     pub lease: Duration,
     /// Only claim jobs of these tenants (`None`: all).
     pub tenants: Option<Vec<String>>,
@@ -39,12 +53,18 @@ pub struct WorkerConfig {
     pub drain: bool,
     /// With `drain`, wait for retries and delayed jobs due within this long.
     pub drain_horizon: Duration,
-    /// Look for work at least this often even without a notification.
-    pub poll_interval: Duration,
+    /// Where to LISTEN for wake-ups.
+    pub listen: Listen,
+    /// When to look for work without a notification.
+    pub idle: IdlePolicy,
     /// Run the reaper this often.
     pub reap_interval: Duration,
+    /// How long a graceful shutdown may take.
+    pub shutdown: ShutdownTimeouts,
     /// Host default limits; job types override them.
     pub limits: Limits,
+    /// Counters for metrics; share the `Arc` to read them.
+    pub stats: Arc<WorkerStats>,
 }
 
 impl WorkerConfig {
@@ -56,9 +76,12 @@ impl WorkerConfig {
             tenants: None,
             drain: false,
             drain_horizon: Duration::from_secs(10),
-            poll_interval: Duration::from_secs(2),
+            listen: Listen::Pool,
+            idle: IdlePolicy::default(),
             reap_interval: Duration::from_secs(15),
+            shutdown: ShutdownTimeouts::default(),
             limits: Limits::default(),
+            stats: Arc::default(),
         }
     }
 }
@@ -72,6 +95,9 @@ pub struct WorkerSummary {
     pub cancelled: u64,
     pub released: u64,
     pub dropped: u64,
+    /// Attempts still unrecorded when the shutdown budget ran out: their jobs come back
+    /// when their lease expires. Zero after a clean shutdown.
+    pub abandoned: u64,
 }
 
 impl WorkerSummary {
@@ -93,8 +119,69 @@ struct Running {
     interrupt: Interrupt,
 }
 
-/// Run a worker until `shutdown` fires (running attempts are interrupted and released) or,
-/// with `drain`, until nothing runnable remains.
+/// The attempts in flight: their tasks and, by job id, their leases and interrupts.
+#[derive(Default)]
+struct Slots {
+    tasks: JoinSet<Recorded>,
+    running: HashMap<i64, Running>,
+    task_jobs: HashMap<tokio::task::Id, i64>,
+}
+
+impl Slots {
+    fn start(&mut self, store: &Store, registry: &Arc<Registry>, job: ClaimedJob, lease: Duration) {
+        let interrupt = Interrupt::default();
+        let job_id = job.id;
+        self.running.insert(
+            job_id,
+            Running {
+                lease: job.lease,
+                interrupt: interrupt.clone(),
+            },
+        );
+        let task = self.tasks.spawn(attempt::run_attempt(
+            store.clone(),
+            registry.clone(),
+            job,
+            interrupt,
+            lease,
+        ));
+        self.task_jobs.insert(task.id(), job_id);
+    }
+
+    /// Books every attempt task that has finished, starting with `first`.
+    fn collect(
+        &mut self,
+        first: Result<(tokio::task::Id, Recorded), tokio::task::JoinError>,
+        summary: &mut WorkerSummary,
+    ) {
+        let mut next = Some(first);
+        while let Some(joined) = next {
+            let task = match &joined {
+                Ok((task, _)) => *task,
+                Err(error) => error.id(),
+            };
+            if let Some(job_id) = self.task_jobs.remove(&task) {
+                self.running.remove(&job_id);
+            }
+            match joined {
+                Ok((_, recorded)) => summary.count(recorded),
+                Err(error) => {
+                    warn!(%error, "attempt task failed; the orphan check will release its job")
+                }
+            }
+            next = self.tasks.try_join_next_with_id();
+        }
+    }
+
+    fn interrupt_all(&self, reason: StopReason) {
+        for job in self.running.values() {
+            job.interrupt.stop(reason);
+        }
+    }
+}
+
+/// Run a worker until `shutdown` fires (drain, then interrupt and release what still
+/// runs) or, with `drain`, until nothing runnable remains.
 pub async fn run(
     store: Store,
     sandbox: Sandbox,
@@ -102,129 +189,131 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> anyhow::Result<WorkerSummary> {
     let registry = Registry::new(store.clone(), sandbox, config.limits.clone());
-    let mut listener = match store.listen().await {
-        Ok(listener) => Some(listener),
-        Err(error) => {
-            warn!(%error, "cannot LISTEN for wake-ups; polling every {:?}", config.poll_interval);
-            None
-        }
-    };
-    let mut tasks: JoinSet<Recorded> = JoinSet::new();
-    let mut running: HashMap<i64, Running> = HashMap::new();
-    let mut task_jobs: HashMap<tokio::task::Id, i64> = HashMap::new();
+    let stats = config.stats.clone();
+    let mut wakeups = Wakeups::start(&store, &config.listen, stats.clone());
+    let mut idle = IdleSchedule::new(config.idle);
+    let mut slots = Slots::default();
     let mut summary = WorkerSummary::default();
-    let mut heartbeat = interval(config.lease / 3);
-    heartbeat.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let heartbeat_every = config.lease / 3;
+    let mut next_heartbeat = Instant::now() + heartbeat_every;
     let mut reaper = interval(config.reap_interval);
     reaper.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut stopping: Option<Stopping> = None;
     let mut claim_now = true;
     let mut next_look = Instant::now();
     info!(worker = %config.worker_id, concurrency = config.concurrency, "worker started");
 
     loop {
-        if claim_now && !shutdown.is_cancelled() {
+        if claim_now && stopping.is_none() {
             claim_now = false;
-            next_look = Instant::now() + config.poll_interval;
-            let free = config.concurrency.saturating_sub(running.len());
+            let free = config.concurrency.saturating_sub(slots.running.len());
             if free > 0 {
                 let claimed = claim(&store, &config, free).await;
-                // A full batch means more may be waiting: look again as soon as a slot frees.
+                let Ok(claimed) = claimed else {
+                    next_look = Instant::now() + idle.retry_after_error();
+                    continue;
+                };
+                if !claimed.is_empty() {
+                    idle.reset();
+                }
+                // A full batch means more may be waiting: look again as soon as a slot
+                // frees (every finished attempt sets `claim_now`).
                 let idle_slots = claimed.len() < free;
                 for job in claimed {
-                    let interrupt = Interrupt::default();
-                    running.insert(
-                        job.id,
-                        Running {
-                            lease: job.lease,
-                            interrupt: interrupt.clone(),
-                        },
-                    );
-                    let job_id = job.id;
-                    let task = tasks.spawn(attempt::run_attempt(
-                        store.clone(),
-                        registry.clone(),
-                        job,
-                        interrupt,
-                        config.lease,
-                    ));
-                    task_jobs.insert(task.id(), job_id);
+                    slots.start(&store, &registry, job, config.lease);
                 }
                 if idle_slots {
+                    next_look = Instant::now() + idle.next_wait(wakeups.listening());
                     // Wake when the next delayed job or retry falls due, not at the next poll.
-                    let due_in = next_due_in(&store, &config).await;
+                    let due_in = next_due_in(&store, &config, &idle).await;
                     if let Some(due_in) = due_in {
                         // A job due now that this claim did not get is another worker's:
                         // do not spin on it.
                         next_look = next_look.min(Instant::now() + due_in.max(MIN_IDLE_LOOK));
                     }
                     let nothing_soon = due_in.is_none_or(|d| d > config.drain_horizon);
-                    if config.drain && running.is_empty() && nothing_soon {
-                        if release_orphans(&store, &config).await == 0 {
+                    if config.drain && slots.running.is_empty() && nothing_soon {
+                        let empty = HashMap::new();
+                        if leases::release_orphans(&store, &config, &empty).await == 0 {
                             info!("drained: nothing runnable remains");
                             break;
                         }
                         claim_now = true;
                     }
-                } else {
-                    claim_now = true;
                 }
             }
         }
-        if shutdown.is_cancelled() && running.is_empty() {
+        if stopping.is_some() && slots.running.is_empty() {
+            info!("shutdown: every attempt finished or was released");
             break;
         }
         tokio::select! {
-            _ = shutdown.cancelled(), if !shutdown.is_cancelled() => {
-                info!(running = running.len(), "shutting down: interrupting running attempts");
-                for job in running.values() {
-                    job.interrupt.stop(StopReason::Shutdown);
-                }
+            _ = shutdown.cancelled(), if stopping.is_none() => {
+                info!(
+                    running = slots.running.len(),
+                    "shutting down: no more claims; running attempts may finish within {:?}",
+                    config.shutdown.drain
+                );
+                stopping = Some(Stopping::begin(config.shutdown));
             }
-            Some(joined) = tasks.join_next_with_id() => {
+            _ = async { stopping.as_ref().expect("guarded").drain_deadline().await }, if stopping.is_some() => {
+                let stop = stopping.as_mut().expect("guarded");
+                stop.mark_interrupted();
+                warn!(running = slots.running.len(), "drain deadline passed: interrupting attempts and releasing their jobs");
+                WorkerStats::add(&stats.shutdown_interrupts, slots.running.len() as u64);
+                slots.interrupt_all(StopReason::Shutdown);
+            }
+            _ = async { stopping.as_ref().expect("guarded").budget_spent().await }, if stopping.is_some() => {
+                summary.abandoned = slots.running.len() as u64;
+                warn!(abandoned = summary.abandoned, "shutdown budget spent: leaving the remaining jobs to the reaper");
+                slots.tasks.abort_all();
+                break;
+            }
+            Some(joined) = slots.tasks.join_next_with_id() => {
                 // Collect every attempt that has finished, then claim for all freed slots
                 // in one statement.
-                let mut next = Some(joined);
-                while let Some(joined) = next {
-                    let task = match &joined {
-                        Ok((task, _)) => *task,
-                        Err(error) => error.id(),
-                    };
-                    if let Some(job_id) = task_jobs.remove(&task) {
-                        running.remove(&job_id);
-                    }
-                    match joined {
-                        Ok((_, recorded)) => summary.count(recorded),
-                        Err(error) => warn!(%error, "attempt task failed; the reaper will return its job"),
-                    }
-                    next = tasks.try_join_next_with_id();
-                }
+                slots.collect(joined, &mut summary);
                 claim_now = true;
             }
-            notice = recv(&mut listener) => match notice {
-                // After a reconnect, notices may have been missed: look now. Missed cancels
-                // still arrive with the next heartbeat.
-                Some(Notice::JobsAvailable | Notice::Reconnected) => claim_now = true,
-                Some(Notice::CancelRequested(id)) => {
-                    if let Some(job) = running.get(&id) {
+            wake = wakeups.recv() => match wake {
+                Wake::Notice(Notice::JobsAvailable | Notice::Reconnected) | Wake::ListenBack => {
+                    claim_now = true;
+                }
+                Wake::Notice(Notice::JobsDueIn(due_in)) => {
+                    next_look = next_look.min(Instant::now() + due_in);
+                }
+                Wake::Notice(Notice::CancelRequested(id)) => {
+                    if let Some(job) = slots.running.get(&id) {
                         job.interrupt.stop(StopReason::Cancelled);
                     }
                 }
-                None => {
-                    warn!("lost the LISTEN connection; polling every {:?}", config.poll_interval);
-                    listener = None;
+                Wake::ListenLost => {
+                    idle.reset();
+                    claim_now = true;
                 }
             },
-            _ = heartbeat.tick() => renew_leases(&store, &config, &running).await,
-            _ = reaper.tick() => reap(&store).await,
-            _ = sleep_until(next_look), if !claim_now => claim_now = true,
-            _ = std::future::ready(()), if claim_now => {}
+            _ = sleep_until(next_heartbeat) => {
+                next_heartbeat = if leases::renew(&store, &config, &slots.running).await {
+                    leases::release_orphans(&store, &config, &slots.running).await;
+                    Instant::now() + heartbeat_every
+                } else {
+                    Instant::now() + leases::heartbeat_retry(&config)
+                };
+            }
+            _ = reaper.tick() => leases::reap(&store, &config).await,
+            _ = sleep_until(next_look), if !claim_now && stopping.is_none() => {
+                WorkerStats::bump(&stats.timed_looks);
+                claim_now = true;
+            }
+            _ = std::future::ready(()), if claim_now && stopping.is_none() => {}
         }
     }
     info!(?summary, "worker stopped");
     Ok(summary)
 }
 
-async fn claim(store: &Store, config: &WorkerConfig, free: usize) -> Vec<sluice_store::ClaimedJob> {
+/// Claims up to `free` jobs; an error is logged and means "look again soon".
+async fn claim(store: &Store, config: &WorkerConfig, free: usize) -> Result<Vec<ClaimedJob>, ()> {
     let request = ClaimRequest {
         worker: config.worker_id.clone(),
         limit: free as u32,
@@ -232,95 +321,23 @@ async fn claim(store: &Store, config: &WorkerConfig, free: usize) -> Vec<sluice_
         tenants: config.tenants.clone(),
         job_types: None,
     };
-    match store.claim(&request).await {
-        Ok(jobs) => jobs,
-        Err(error) => {
-            warn!(%error, "claim failed; will look again");
-            Vec::new()
-        }
-    }
+    store.claim(&request).await.map_err(|error| {
+        warn!(%error, "claim failed; will look again");
+    })
 }
 
 /// Time until the earliest pending job of this worker's tenants is due (zero if one is
 /// due now); `None` when nothing is pending. A failed look counts as "due soon".
-async fn next_due_in(store: &Store, config: &WorkerConfig) -> Option<Duration> {
+async fn next_due_in(
+    store: &Store,
+    config: &WorkerConfig,
+    idle: &IdleSchedule,
+) -> Option<Duration> {
     match store.next_due_in(config.tenants.as_deref()).await {
         Ok(due) => due,
         Err(error) => {
             warn!(%error, "cannot look for pending jobs; will retry");
-            Some(config.poll_interval)
+            Some(idle.retry_after_error())
         }
-    }
-}
-
-/// Release jobs the database says this worker holds although it runs no attempt for
-/// them (a claim whose reply was lost, an outcome that could not be written). Called
-/// only when the worker runs nothing, so every lease it holds is such an orphan.
-async fn release_orphans(store: &Store, config: &WorkerConfig) -> usize {
-    let leases = match store.leases_held_by(&config.worker_id).await {
-        Ok(leases) => leases,
-        Err(error) => {
-            warn!(%error, "cannot look for orphaned leases");
-            return 0;
-        }
-    };
-    let mut released = 0;
-    for lease in leases {
-        warn!(
-            job_id = lease.job_id,
-            "releasing a job this worker held without running it"
-        );
-        match store
-            .release(
-                &lease,
-                "orphaned: its worker held the lease but ran no attempt",
-            )
-            .await
-        {
-            Ok(()) => released += 1,
-            Err(error) => warn!(job_id = lease.job_id, %error, "cannot release an orphaned job"),
-        }
-    }
-    released
-}
-
-async fn recv(listener: &mut Option<sluice_store::StoreListener>) -> Option<Notice> {
-    match listener {
-        Some(listener) => listener.recv().await.ok(),
-        None => std::future::pending().await,
-    }
-}
-
-async fn renew_leases(store: &Store, config: &WorkerConfig, running: &HashMap<i64, Running>) {
-    if running.is_empty() {
-        return;
-    }
-    let leases: Vec<Lease> = running.values().map(|job| job.lease).collect();
-    match store
-        .heartbeat(&config.worker_id, &leases, config.lease)
-        .await
-    {
-        Ok(report) => {
-            for id in report.lost {
-                if let Some(job) = running.get(&id) {
-                    warn!(job_id = id, "lease lost; interrupting the attempt");
-                    job.interrupt.stop(StopReason::LeaseLost);
-                }
-            }
-            for id in report.cancel_requested {
-                if let Some(job) = running.get(&id) {
-                    job.interrupt.stop(StopReason::Cancelled);
-                }
-            }
-        }
-        Err(error) => warn!(%error, "heartbeat failed; will retry"),
-    }
-}
-
-async fn reap(store: &Store) {
-    match store.reap(1000).await {
-        Ok(reaped) if !reaped.is_empty() => info!(count = reaped.len(), "reaped expired leases"),
-        Ok(_) => debug!("reaper: nothing expired"),
-        Err(error) => warn!(%error, "reaper failed; will retry"),
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use crate::job_types::validate_job_type_name;
-use crate::listen::JOBS_CHANNEL;
+use crate::listen::{JOBS_CHANNEL, due_payload};
 use crate::types::KeyScope;
 use crate::{Store, StoreError, tenants};
 
@@ -168,14 +168,12 @@ ins_plain AS (
     JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
     WHERE u.idempotency_key IS NULL
 ),
-keyless_due AS (
-    SELECT 1
+keyless_first AS (
+    SELECT min(coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond')) AS at
     FROM (SELECT unnest(ids.a) AS id, unnest($5::int8[]) AS delay_us,
                  unnest($6::timestamptz[]) AS at, unnest($8::text[]) AS idempotency_key
           FROM ids) u
     WHERE u.idempotency_key IS NULL
-      AND coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond') <= now()
-    LIMIT 1
 ),"
     };
 }
@@ -185,7 +183,10 @@ const ENQUEUE_PLAIN: &str = concat!(
     enqueue_head!(),
     "
 notified AS (
-    SELECT pg_notify($11, '') WHERE EXISTS (SELECT 1 FROM keyless_due)
+    SELECT pg_notify($11, ",
+    due_payload!("f.at"),
+    ")
+    FROM keyless_first f WHERE f.at IS NOT NULL
 )
 SELECT p.problem, p.first_ord AS problem_ord, p.max_size AS payload_size, p.payload_limit,
        (SELECT a FROM ids) AS ids,
@@ -233,10 +234,14 @@ dups AS (
     WHERE u.idempotency_key IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM ins_keyed k WHERE k.id = u.id)
 ),
+first_due AS (
+    SELECT least((SELECT at FROM keyless_first), (SELECT min(run_at) FROM ins_keyed)) AS at
+),
 notified AS (
-    SELECT pg_notify($11, '')
-    WHERE EXISTS (SELECT 1 FROM keyless_due)
-       OR EXISTS (SELECT 1 FROM ins_keyed WHERE run_at <= now())
+    SELECT pg_notify($11, ",
+    due_payload!("f.at"),
+    ")
+    FROM first_due f WHERE f.at IS NOT NULL
 )
 SELECT p.problem, p.first_ord AS problem_ord, p.max_size AS payload_size, p.payload_limit,
        (SELECT a FROM ids) AS ids,

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::listen::JOBS_CHANNEL;
+use crate::listen::{JOBS_CHANNEL, due_payload};
 use crate::types::{JobState, Lease};
 use crate::{Store, StoreError, micros};
 
@@ -126,7 +126,8 @@ SELECT id FROM done
 
 /// `decision` locks the fenced row and decides where it goes: cancelled if a cancel was
 /// requested, dead if fatal or out of attempts, else pending at now() + backoff.
-const FAIL: &str = "
+const FAIL: &str = concat!(
+    "
 WITH decision AS (
     SELECT id,
            CASE WHEN cancel_requested THEN 'cancelled'
@@ -160,9 +161,15 @@ history AS (
                                ELSE 'cancelled' END
     FROM moved m
     WHERE a.job_id = m.id AND a.lease_token = $2
+),
+notified AS (
+    SELECT pg_notify($9, ",
+    due_payload!("m.run_at"),
+    ") FROM moved m WHERE m.state = 'pending'
 )
-SELECT state, run_at FROM moved
-";
+SELECT state, run_at, (SELECT count(*) FROM notified) AS notified FROM moved
+"
+);
 
 /// Back to pending without using the attempt (or to cancelled if a cancel is pending).
 const RELEASE: &str = "
@@ -295,7 +302,7 @@ impl Store {
     pub async fn fail(&self, lease: &Lease, failure: &Failure) -> Result<FailResult, StoreError> {
         let (base_us, cap_us, jitter) = validate_backoff(&failure.backoff)?;
         validate_fuel(failure.fuel_used)?;
-        let row: Option<(JobState, DateTime<Utc>)> = sqlx::query_as(FAIL)
+        let row: Option<(JobState, DateTime<Utc>, i64)> = sqlx::query_as(FAIL)
             .bind(lease.job_id)
             .bind(lease.token)
             .bind(&failure.error)
@@ -304,15 +311,16 @@ impl Store {
             .bind(cap_us as f64)
             .bind(jitter)
             .bind(failure.fuel_used)
+            .bind(JOBS_CHANNEL)
             .fetch_optional(&self.pool)
             .await?;
         match row {
             None => Err(StoreError::LeaseLost {
                 job_id: lease.job_id,
             }),
-            Some((JobState::Pending, run_at)) => Ok(FailResult::Retrying { run_at }),
-            Some((JobState::Dead, _)) => Ok(FailResult::Dead),
-            Some((_, _)) => Ok(FailResult::Cancelled),
+            Some((JobState::Pending, run_at, _)) => Ok(FailResult::Retrying { run_at }),
+            Some((JobState::Dead, _, _)) => Ok(FailResult::Dead),
+            Some((_, _, _)) => Ok(FailResult::Cancelled),
         }
     }
 

@@ -6,12 +6,17 @@
 //! connection, a listener started late), so workers still poll for jobs and heartbeats
 //! still report cancel requests.
 
+use std::time::Duration;
+
 use sqlx::postgres::PgListener;
 
 use crate::{Store, StoreError};
 
-/// Notified (empty payload) by statements that make jobs due now: enqueue, release,
-/// reap, retry. Postgres folds identical notifications within a transaction, so a bulk
+/// Notified by statements that make jobs pending: enqueue, release, reap, retry, and a
+/// failed attempt going back to pending. An empty payload means "due now"; a payload of
+/// digits is the number of microseconds (database time) until the earliest of the
+/// statement's jobs falls due, so idle workers wake when it is due rather than at their
+/// next poll. Postgres folds identical notifications within a transaction, so a bulk
 /// enqueue sends one.
 pub const JOBS_CHANNEL: &str = "sluice_jobs";
 /// Notified by `cancel` on a running job; the payload is the job id.
@@ -22,6 +27,8 @@ pub const CANCEL_CHANNEL: &str = "sluice_cancel";
 pub enum Notice {
     /// Jobs became due: claim now instead of waiting for the next poll.
     JobsAvailable,
+    /// A job was made pending that falls due in this long: look for work then.
+    JobsDueIn(Duration),
     /// An operator asked to cancel this running job.
     CancelRequested(i64),
     /// The listening connection dropped and was re-established: notices may have been
@@ -61,7 +68,7 @@ impl StoreListener {
                 return Ok(Notice::Reconnected);
             };
             match n.channel() {
-                JOBS_CHANNEL => return Ok(Notice::JobsAvailable),
+                JOBS_CHANNEL => return Ok(jobs_notice(n.payload())),
                 CANCEL_CHANNEL => match n.payload().parse::<i64>() {
                     Ok(id) => return Ok(Notice::CancelRequested(id)),
                     Err(_) => {
@@ -77,11 +84,61 @@ impl StoreListener {
     }
 }
 
+impl StoreListener {
+    /// Opens a listener on its own connection to `url`, outside any pool: for a
+    /// deployment whose `DATABASE_URL` goes through a transaction pooler (PgBouncer in
+    /// transaction mode drops LISTEN), `url` names the database directly.
+    pub async fn connect(url: &str) -> Result<StoreListener, StoreError> {
+        let mut inner = PgListener::connect(url).await?;
+        inner.listen_all([JOBS_CHANNEL, CANCEL_CHANNEL]).await?;
+        Ok(StoreListener { inner })
+    }
+}
+
+/// Decodes a [`JOBS_CHANNEL`] payload; anything but a delay in microseconds means "now".
+fn jobs_notice(payload: &str) -> Notice {
+    match payload.parse::<u64>() {
+        Ok(micros) if micros > 0 => Notice::JobsDueIn(Duration::from_micros(micros)),
+        _ => Notice::JobsAvailable,
+    }
+}
+
+/// The SQL expression of the [`JOBS_CHANNEL`] payload for jobs first due at `$at`
+/// (a `timestamptz` expression): empty when due, else microseconds until then.
+macro_rules! due_payload {
+    ($at:literal) => {
+        concat!(
+            "CASE WHEN ",
+            $at,
+            " <= now() THEN '' ELSE ceil(extract(epoch FROM ",
+            $at,
+            " - now()) * 1000000)::int8::text END"
+        )
+    };
+}
+pub(crate) use due_payload;
+
 impl Store {
     /// Opens a listener (it holds one pool connection until dropped).
     pub async fn listen(&self) -> Result<StoreListener, StoreError> {
         let mut inner = PgListener::connect_with(&self.pool).await?;
         inner.listen_all([JOBS_CHANNEL, CANCEL_CHANNEL]).await?;
         Ok(StoreListener { inner })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jobs_payloads_decode_to_now_or_a_delay() {
+        assert_eq!(jobs_notice(""), Notice::JobsAvailable);
+        assert_eq!(jobs_notice("0"), Notice::JobsAvailable);
+        assert_eq!(jobs_notice("garbage"), Notice::JobsAvailable);
+        assert_eq!(
+            jobs_notice("1500000"),
+            Notice::JobsDueIn(Duration::from_millis(1500))
+        );
     }
 }

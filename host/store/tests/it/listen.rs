@@ -15,11 +15,22 @@ async fn enqueue_and_cancel_notify_listeners(pool: PgPool) {
     let store = setup(&pool).await;
     let mut listener = store.listen().await.unwrap();
 
-    // A future job wakes nobody; a due one does.
+    // A future job tells listeners when it falls due (database time); a due one wakes them.
     store
         .enqueue(&job("later").with_run_at(RunAt::Delay(Duration::from_secs(600))))
         .await
         .unwrap();
+    let n = tokio::time::timeout(WITHIN, listener.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    let Notice::JobsDueIn(due_in) = n else {
+        panic!("expected JobsDueIn, got {n:?}")
+    };
+    assert!(
+        due_in > Duration::from_secs(590) && due_in <= Duration::from_secs(600),
+        "{due_in:?}"
+    );
     let id = store.enqueue(&job("now")).await.unwrap().id;
     let n = tokio::time::timeout(WITHIN, listener.recv())
         .await
@@ -85,4 +96,52 @@ async fn listener_reconnects_after_its_connection_drops(pool: PgPool) {
         .unwrap()
         .unwrap();
     assert_eq!(n, Notice::JobsAvailable);
+}
+
+/// A failed attempt going back to pending tells listeners when its retry falls due, and a
+/// listener opened on its own connection (`StoreListener::connect`, for deployments behind
+/// a transaction pooler) hears it like a pooled one.
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_retry_announces_its_due_time_to_a_direct_listener(pool: PgPool) {
+    let store = setup(&pool).await;
+    let base = std::env::var("DATABASE_URL").expect("DATABASE_URL");
+    let db = pool.connect_options().get_database().unwrap().to_owned();
+    let (prefix, _) = base.rsplit_once('/').unwrap();
+    let mut listener = sluice_store::StoreListener::connect(&format!("{prefix}/{db}"))
+        .await
+        .unwrap();
+    store
+        .enqueue(&job("x").with_run_at(RunAt::Delay(Duration::from_secs(60))))
+        .await
+        .unwrap();
+    let n = tokio::time::timeout(WITHIN, listener.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(n, Notice::JobsDueIn(_)), "{n:?}");
+    sqlx::query("UPDATE sluice.jobs SET run_at = now()")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let claimed = claim_one(&store, "w").await;
+    let failure = sluice_store::Failure {
+        backoff: sluice_store::Backoff {
+            base: Duration::from_secs(30),
+            cap: Duration::from_secs(30),
+            jitter: 0.0,
+        },
+        ..sluice_store::Failure::retry("try later")
+    };
+    store.fail(&claimed.lease, &failure).await.unwrap();
+    let n = tokio::time::timeout(WITHIN, listener.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    let Notice::JobsDueIn(due_in) = n else {
+        panic!("expected JobsDueIn, got {n:?}")
+    };
+    assert!(
+        due_in > Duration::from_secs(29) && due_in <= Duration::from_secs(30),
+        "{due_in:?}"
+    );
 }
