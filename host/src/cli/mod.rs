@@ -81,6 +81,12 @@ pub enum TenantsCommand {
     Create { id: String },
     /// List tenants.
     List,
+    /// Cap how many of a tenant's jobs run at once, fleet-wide (`none` lifts the cap).
+    MaxRunning {
+        id: String,
+        /// A number of jobs (at least 1), or `none`.
+        cap: String,
+    },
 }
 
 /// Run one parsed command.
@@ -114,6 +120,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             printer.table(&tenants, &["id", "created_at"], |t| {
                 vec![t.id.clone(), t.created_at.to_rfc3339()]
             });
+        }
+        Command::Tenants(TenantsCommand::MaxRunning { id, cap }) => {
+            let cap = match cap.as_str() {
+                "none" => None,
+                n => Some(n.parse::<u32>().map_err(|_| {
+                    anyhow::anyhow!("max-running cap {n:?} is not a number of jobs or `none`")
+                })?),
+            };
+            store.set_tenant_max_running(&id, cap).await?;
+            match cap {
+                Some(n) => printer.message(&format!("tenant `{id}` runs at most {n} jobs at once")),
+                None => printer.message(&format!("tenant `{id}` has no cap on running jobs")),
+            }
         }
         Command::Component(command) => {
             components::run_component(&store, &cli.global, &printer, command).await?

@@ -6,6 +6,7 @@
 //! SQL or wasmtime itself, and never decides an attempt's outcome (see `attempt`).
 
 mod attempt;
+mod completions;
 mod registry;
 
 use std::collections::HashMap;
@@ -102,6 +103,7 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> anyhow::Result<WorkerSummary> {
     let registry = Registry::new(store.clone(), sandbox, config.limits.clone());
+    let completions = completions::Completions::start(store.clone(), config.lease);
     let mut listener = match store.listen().await {
         Ok(listener) => Some(listener),
         Err(error) => {
@@ -142,6 +144,7 @@ pub async fn run(
                     let job_id = job.id;
                     let task = tasks.spawn(attempt::run_attempt(
                         store.clone(),
+                        completions.clone(),
                         registry.clone(),
                         job,
                         interrupt,
