@@ -4,6 +4,7 @@
 //!
 //! Owns timing and reporting only; queue behaviour belongs to the store and worker.
 
+mod latency;
 mod queue;
 mod sandbox;
 
@@ -29,6 +30,24 @@ pub enum BenchCommand {
         jobs: usize,
         #[arg(long, default_value_t = 16)]
         concurrency: usize,
+    },
+    /// Pickup latency from an idle worker: jobs enqueued one by one at a fixed rate.
+    Latency {
+        #[arg(long, default_value_t = 500)]
+        jobs: usize,
+        #[arg(long, default_value_t = 50.0)]
+        rate: f64,
+        #[arg(long, default_value_t = 16)]
+        concurrency: usize,
+    },
+    /// Claim latency (1 and 100 jobs) with a deep table of ready and future jobs.
+    Backlog {
+        #[arg(long, default_value_t = 1_000_000)]
+        ready: usize,
+        #[arg(long, default_value_t = 100_000)]
+        scheduled: usize,
+        #[arg(long, default_value_t = 200)]
+        rounds: usize,
     },
     /// Claim + complete of one batch, in two statements.
     Batch {
@@ -66,12 +85,7 @@ pub struct BenchArgs {
 pub const BENCH_TENANT: &str = "bench";
 
 pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_json::Value> {
-    let echo = std::fs::read(args.samples.join("echo.wasm")).with_context(|| {
-        format!(
-            "read echo.wasm from {} (run scripts/build-samples)",
-            args.samples.display()
-        )
-    })?;
+    let echo = read_sample(&args.samples, "echo.wasm")?;
     match args.command {
         BenchCommand::Sandbox { iterations } => {
             sandbox::instantiate_and_call(&echo, iterations).await
@@ -82,13 +96,27 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
             store.migrate().await.context("apply migrations")?;
             store.create_tenant(BENCH_TENANT).await?;
             let sandbox = Sandbox::new(Default::default())?;
-            define_echo(&store, &sandbox, &echo).await?;
+            define_sample(&store, &sandbox, "echo", &echo).await?;
             match command {
                 BenchCommand::Enqueue { jobs, batch } => queue::enqueue(&store, jobs, batch).await,
                 BenchCommand::Drain { jobs, concurrency } => {
                     queue::drain(&store, sandbox, jobs, concurrency).await
                 }
                 BenchCommand::Batch { size, rounds } => queue::batch(&store, size, rounds).await,
+                BenchCommand::Latency {
+                    jobs,
+                    rate,
+                    concurrency,
+                } => {
+                    let clock = read_sample(&args.samples, "clock.wasm")?;
+                    define_sample(&store, &sandbox, latency::CLOCK_TYPE, &clock).await?;
+                    latency::latency(&store, sandbox, jobs, rate, concurrency).await
+                }
+                BenchCommand::Backlog {
+                    ready,
+                    scheduled,
+                    rounds,
+                } => latency::backlog(&store, ready, scheduled, rounds).await,
                 BenchCommand::Sandbox { .. } | BenchCommand::Startup { .. } => {
                     unreachable!("handled above")
                 }
@@ -97,18 +125,33 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
     }
 }
 
-async fn define_echo(store: &Store, sandbox: &Sandbox, bytes: &[u8]) -> anyhow::Result<()> {
+fn read_sample(dir: &std::path::Path, file: &str) -> anyhow::Result<Vec<u8>> {
+    std::fs::read(dir.join(file)).with_context(|| {
+        format!(
+            "read {file} from {} (run scripts/build-samples)",
+            dir.display()
+        )
+    })
+}
+
+/// Uploads a sample component and registers job type `name` for it.
+async fn define_sample(
+    store: &Store,
+    sandbox: &Sandbox,
+    name: &str,
+    bytes: &[u8],
+) -> anyhow::Result<()> {
     sandbox.validate(bytes, 50 << 20)?;
     let component = store
         .put_component(&NewComponent {
             tenant: BENCH_TENANT.into(),
-            name: "echo".into(),
+            name: name.into(),
             version: None,
             bytes: bytes.to_vec(),
         })
         .await?;
     store
-        .set_job_type(&JobTypeSpec::new(BENCH_TENANT, "echo", component.id))
+        .set_job_type(&JobTypeSpec::new(BENCH_TENANT, name, component.id))
         .await?;
     Ok(())
 }

@@ -27,6 +27,12 @@ pub enum TenantsCommand {
     /// Mint, list and revoke API tokens.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Cap how many of a tenant's jobs run at once, fleet-wide (`none` lifts the cap).
+    MaxRunning {
+        id: String,
+        /// A number of jobs (at least 1), or `none`.
+        cap: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -210,6 +216,19 @@ pub async fn run(store: &Store, printer: &Printer, command: TenantsCommand) -> a
                 );
             } else {
                 printer.message(&format!("created tenant `{id}`"));
+            }
+        }
+        TenantsCommand::MaxRunning { id, cap } => {
+            let cap = match cap.as_str() {
+                "none" => None,
+                n => Some(n.parse::<u32>().map_err(|_| {
+                    anyhow::anyhow!("max-running cap {n:?} is not a number of jobs or `none`")
+                })?),
+            };
+            store.set_tenant_max_running(&id, cap).await?;
+            match cap {
+                Some(n) => printer.message(&format!("tenant `{id}` runs at most {n} jobs at once")),
+                None => printer.message(&format!("tenant `{id}` has no cap on running jobs")),
             }
         }
         TenantsCommand::List => {

@@ -14,6 +14,7 @@ use sluice_store::{ClaimedJob, Completion, FailResult, Failure, Lease, Store, St
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info, info_span, warn};
 
+use super::completions::Completions;
 use super::registry::{Registry, ResolveError};
 
 /// Why a running attempt is being interrupted. The first reason set wins.
@@ -66,6 +67,7 @@ pub enum Recorded {
 /// it, the reaper owns the job anyway).
 pub async fn run_attempt(
     store: Store,
+    completions: Completions,
     registry: Arc<Registry>,
     job: ClaimedJob,
     interrupt: Interrupt,
@@ -74,6 +76,7 @@ pub async fn run_attempt(
     let span = info_span!("job", id = job.id, tenant = %job.tenant, r#type = %job.job_type, attempt = job.attempt);
     let record = Recorder {
         store: &store,
+        completions: &completions,
         lease: job.lease,
         patience,
     };
@@ -139,13 +142,15 @@ pub async fn run_attempt(
 /// database blinked; a lost lease is logged and the outcome dropped.
 struct Recorder<'a> {
     store: &'a Store,
+    /// Completions go through the batched flusher, which does its own outage retry.
+    completions: &'a Completions,
     lease: Lease,
     patience: Duration,
 }
 
 impl Recorder<'_> {
     async fn complete(&self, done: Completion) -> Recorded {
-        let written = persist(self.patience, || self.store.complete(&self.lease, &done)).await;
+        let written = self.completions.complete(self.lease, done).await;
         self.recorded(written.map(|()| Recorded::Completed))
     }
 
@@ -194,7 +199,7 @@ impl Recorder<'_> {
 /// Make a store call that records an outcome, retrying transient database errors (a
 /// restart, a dropped connection) with backoff until `patience` runs out: an attempt that
 /// already ran must not be given up because Postgres blinked.
-async fn persist<T, F, Fut>(patience: Duration, mut call: F) -> Result<T, StoreError>
+pub(super) async fn persist<T, F, Fut>(patience: Duration, mut call: F) -> Result<T, StoreError>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, StoreError>>,

@@ -8,6 +8,7 @@
 //! orphans and the reaper are `leases`'.
 
 mod attempt;
+mod completions;
 mod leases;
 mod registry;
 mod shutdown;
@@ -128,7 +129,14 @@ struct Slots {
 }
 
 impl Slots {
-    fn start(&mut self, store: &Store, registry: &Arc<Registry>, job: ClaimedJob, lease: Duration) {
+    fn start(
+        &mut self,
+        store: &Store,
+        completions: &completions::Completions,
+        registry: &Arc<Registry>,
+        job: ClaimedJob,
+        lease: Duration,
+    ) {
         let interrupt = Interrupt::default();
         let job_id = job.id;
         self.running.insert(
@@ -140,6 +148,7 @@ impl Slots {
         );
         let task = self.tasks.spawn(attempt::run_attempt(
             store.clone(),
+            completions.clone(),
             registry.clone(),
             job,
             interrupt,
@@ -189,6 +198,7 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> anyhow::Result<WorkerSummary> {
     let registry = Registry::new(store.clone(), sandbox, config.limits.clone());
+    let completions = completions::Completions::start(store.clone(), config.lease);
     let stats = config.stats.clone();
     let mut wakeups = Wakeups::start(&store, &config.listen, stats.clone());
     let mut idle = IdleSchedule::new(config.idle);
@@ -220,7 +230,7 @@ pub async fn run(
                 // frees (every finished attempt sets `claim_now`).
                 let idle_slots = claimed.len() < free;
                 for job in claimed {
-                    slots.start(&store, &registry, job, config.lease);
+                    slots.start(&store, &completions, &registry, job, config.lease);
                 }
                 if idle_slots {
                     next_look = Instant::now() + idle.next_wait(wakeups.listening());

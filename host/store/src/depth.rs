@@ -57,4 +57,13 @@ impl Store {
             .fetch_one(&self.pool)
             .await?)
     }
+
+    /// Refreshes the planner's statistics on the jobs table (after a bulk load, so the
+    /// next claims are planned for the table as it is).
+    pub async fn analyze_jobs(&self) -> Result<(), StoreError> {
+        sqlx::query("ANALYZE sluice.jobs")
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
 }

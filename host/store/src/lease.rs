@@ -55,55 +55,15 @@ pub struct HeartbeatReport {
     pub cancel_requested: Vec<i64>,
 }
 
-/// The claim statement, with an optional extra filter on the `picked` scan. Rows are
-/// locked in claim order with SKIP LOCKED, so concurrent claimers never wait on each
-/// other and never get the same row; the attempt-history row is inserted by the same
-/// statement.
-macro_rules! claim_sql {
-    ($filter:literal) => {
-        concat!(
-            "
-WITH picked AS (
-    SELECT id
-    FROM sluice.jobs
-    WHERE state = 'pending' AND run_at <= now() ",
-            $filter,
-            "
-    ORDER BY priority DESC, run_at, id
-    LIMIT $2
-    FOR UPDATE SKIP LOCKED
-),
-claimed AS (
-    UPDATE sluice.jobs j
-    SET state = 'running',
-        attempt = j.attempt + 1,
-        locked_by = $1,
-        locked_until = now() + $3 * interval '1 microsecond',
-        lease_token = gen_random_uuid(),
-        updated_at = now()
-    FROM picked
-    WHERE j.id = picked.id AND j.state = 'pending'
-    RETURNING j.id, j.tenant, j.job_type, j.payload, j.priority, j.run_at, j.attempt,
-              j.max_attempts, j.lease_token, j.locked_until
-),
-history AS (
-    INSERT INTO sluice.job_attempts (job_id, attempt, lease_token, worker, started_at)
-    SELECT id, attempt, lease_token, $1, now() FROM claimed
-)
-SELECT id, tenant, job_type, payload, priority::int4 AS priority, attempt, max_attempts,
-       lease_token, locked_until
-FROM claimed
-ORDER BY claimed.priority DESC, run_at, id
-"
-        )
-    };
-}
-
-const CLAIM: &str = claim_sql!("");
-const CLAIM_TENANTS: &str = claim_sql!("AND tenant = ANY($4::text[])");
-const CLAIM_TYPES: &str = claim_sql!("AND job_type = ANY($4::text[])");
-const CLAIM_TENANTS_TYPES: &str =
-    claim_sql!("AND tenant = ANY($4::text[]) AND job_type = ANY($5::text[])");
+/// The claim: `sluice.claim(...)` (migrations/0007_fair_claims.sql) locks the capped
+/// tenants that have ready work, then claims in one statement, interleaving tenants by
+/// how many jobs each already runs (docs/fairness.md). Rows are locked with SKIP LOCKED,
+/// so concurrent claimers never wait on each other's jobs and never get the same row;
+/// the attempt-history rows are inserted by the same statement.
+const CLAIM: &str = "
+SELECT id, tenant, job_type, payload, priority, attempt, max_attempts, lease_token, locked_until
+FROM sluice.claim($1, $2, $3, $4, $5)
+";
 
 const HEARTBEAT: &str = "
 UPDATE sluice.jobs j
@@ -146,24 +106,15 @@ impl Store {
         if req.limit == 0 {
             return Ok(Vec::new());
         }
-        let limit = i64::from(req.limit);
-        // Binds are positional: $1..$3, then the filters in the order the SQL numbers them.
-        let mut q = sqlx::query_as::<_, ClaimRow>(match (&req.tenants, &req.job_types) {
-            (None, None) => CLAIM,
-            (Some(_), None) => CLAIM_TENANTS,
-            (None, Some(_)) => CLAIM_TYPES,
-            (Some(_), Some(_)) => CLAIM_TENANTS_TYPES,
-        })
-        .bind(&req.worker)
-        .bind(limit)
-        .bind(lease_us);
-        if let Some(t) = &req.tenants {
-            q = q.bind(t);
-        }
-        if let Some(jt) = &req.job_types {
-            q = q.bind(jt);
-        }
-        let rows = q.fetch_all(&self.pool).await?;
+        let limit = i32::try_from(req.limit).expect("checked above");
+        let rows = sqlx::query_as::<_, ClaimRow>(CLAIM)
+            .bind(&req.worker)
+            .bind(limit)
+            .bind(lease_us)
+            .bind(&req.tenants)
+            .bind(&req.job_types)
+            .fetch_all(&self.pool)
+            .await?;
         Ok(rows
             .into_iter()
             .map(|r| ClaimedJob {

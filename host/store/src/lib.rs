@@ -17,6 +17,7 @@ mod components;
 mod depth;
 mod enqueue;
 mod error;
+mod fairness;
 mod finish;
 mod job_types;
 mod lease;

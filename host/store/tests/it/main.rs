@@ -8,6 +8,7 @@ mod claim;
 mod common;
 mod components;
 mod enqueue;
+mod fairness;
 mod idempotency;
 mod lease;
 mod listen;

@@ -1,0 +1,153 @@
+//! Pickup latency and claim cost with a deep table.
+//!
+//! `latency`: an idle in-process worker (LISTEN on) runs the `clock` sample, which returns
+//! the wall-clock time at which its guest code began; jobs are enqueued one by one at a
+//! fixed rate, and each job's latency is that guest start minus the moment its enqueue
+//! call returned (the commit was acknowledged) — both read from this machine's clock.
+//! `backlog`: fills the table with ready and future jobs, then times single claims and
+//! batch claims through `Store::claim`, the worker's own claim.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, bail};
+use serde_json::json;
+use sluice_sandbox::Sandbox;
+use sluice_store::{ClaimRequest, Completion, NewJob, RunAt, Store};
+use tokio_util::sync::CancellationToken;
+
+use super::{BENCH_TENANT, percentile};
+use crate::worker::{self, WorkerConfig};
+
+/// The job type the latency benchmark enqueues (component: the `clock` sample).
+pub const CLOCK_TYPE: &str = "clock";
+
+fn unix_micros() -> i128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as i128)
+        .unwrap_or(0)
+}
+
+pub async fn latency(
+    store: &Store,
+    sandbox: Sandbox,
+    jobs: usize,
+    rate: f64,
+    concurrency: usize,
+) -> anyhow::Result<serde_json::Value> {
+    if !(rate > 0.0) {
+        bail!("--rate must be positive, got {rate}");
+    }
+    let mut config = WorkerConfig::new("bench-latency");
+    config.concurrency = concurrency;
+    config.tenants = Some(vec![BENCH_TENANT.into()]);
+    let stop = CancellationToken::new();
+    let worker = tokio::spawn(worker::run(store.clone(), sandbox, config, stop.clone()));
+    // Let the worker start, LISTEN and go idle before the first job.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    eprintln!("enqueueing {jobs} clock jobs at {rate}/s");
+    let mut committed: HashMap<i64, i128> = HashMap::with_capacity(jobs);
+    let gap = Duration::from_secs_f64(1.0 / rate);
+    let start = tokio::time::Instant::now();
+    for i in 0..jobs {
+        tokio::time::sleep_until(start + gap * i as u32).await;
+        let job = NewJob::new(BENCH_TENANT, CLOCK_TYPE, format!("{i}").into_bytes());
+        let id = store.enqueue(&job).await?.id;
+        committed.insert(id, unix_micros());
+    }
+
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut latencies_ms = Vec::with_capacity(jobs);
+    let mut waiting: Vec<i64> = committed.keys().copied().collect();
+    while !waiting.is_empty() && Instant::now() < deadline {
+        let mut still = Vec::new();
+        for id in waiting {
+            match store
+                .get(Some(BENCH_TENANT), id)
+                .await?
+                .and_then(|j| j.output)
+            {
+                Some(output) => {
+                    let started: i128 = std::str::from_utf8(&output)
+                        .ok()
+                        .and_then(|s| s.parse().ok())
+                        .context("clock output is not a number")?;
+                    latencies_ms.push((started - committed[&id]) as f64 / 1e3);
+                }
+                None => still.push(id),
+            }
+        }
+        waiting = still;
+        if !waiting.is_empty() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    stop.cancel();
+    worker.await.context("worker task")??;
+    latencies_ms.sort_by(f64::total_cmp);
+    Ok(json!({
+        "cmd": "latency", "m": jobs, "rate": rate, "received": latencies_ms.len(),
+        "p50_ms": percentile(&latencies_ms, 50.0), "p99_ms": percentile(&latencies_ms, 99.0),
+        "max_ms": latencies_ms.last().copied().unwrap_or(0.0),
+    }))
+}
+
+pub async fn backlog(
+    store: &Store,
+    ready: usize,
+    scheduled: usize,
+    rounds: usize,
+) -> anyhow::Result<serde_json::Value> {
+    eprintln!("filling: {ready} ready and {scheduled} scheduled jobs (untimed)");
+    let later = RunAt::Delay(Duration::from_secs(24 * 3600));
+    let fill = |n: usize, run_at: Option<RunAt>| {
+        (0..n).map(move |i| {
+            let job = NewJob::new(BENCH_TENANT, "echo", format!("{i}").into_bytes());
+            match run_at {
+                Some(at) => job.with_run_at(at),
+                None => job,
+            }
+        })
+    };
+    let jobs: Vec<NewJob> = fill(scheduled, Some(later))
+        .chain(fill(ready, None))
+        .collect();
+    for chunk in jobs.chunks(10_000) {
+        store.enqueue_many(chunk).await?;
+    }
+    drop(jobs);
+    store.analyze_jobs().await?;
+
+    let request = |limit| ClaimRequest {
+        worker: "bench-backlog".into(),
+        limit,
+        lease: Duration::from_secs(60),
+        tenants: None,
+        job_types: None,
+    };
+    let mut one_ms = Vec::with_capacity(rounds);
+    let mut hundred_ms = Vec::with_capacity(rounds);
+    eprintln!("{rounds} rounds of claim 1 and claim 100 (each completed at once)");
+    for _ in 0..rounds {
+        for (limit, samples) in [(1, &mut one_ms), (100, &mut hundred_ms)] {
+            let t = Instant::now();
+            let claimed = store.claim(&request(limit)).await?;
+            samples.push(t.elapsed().as_secs_f64() * 1e3);
+            let outcomes: Vec<_> = claimed
+                .iter()
+                .map(|j| (j.lease, Completion::default()))
+                .collect();
+            store.complete_many(&outcomes).await?;
+        }
+    }
+    one_ms.sort_by(f64::total_cmp);
+    hundred_ms.sort_by(f64::total_cmp);
+    Ok(json!({
+        "cmd": "backlog", "ready": ready, "scheduled": scheduled, "rounds": rounds,
+        "claim1_p50_ms": percentile(&one_ms, 50.0), "claim1_p99_ms": percentile(&one_ms, 99.0),
+        "claim100_p50_ms": percentile(&hundred_ms, 50.0),
+        "claim100_p99_ms": percentile(&hundred_ms, 99.0),
+    }))
+}
