@@ -11,6 +11,8 @@ mod enqueue;
 mod idempotency;
 mod lease;
 mod listen;
+mod maintenance;
 mod migrate;
 mod reap;
 mod retention;
+mod schedules;
