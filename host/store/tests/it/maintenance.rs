@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use sluice_store::{Completion, MaintenanceRun, RETENTION_LOCK_KEY, RetentionPolicy, Store};
+use sluice_store::{Completion, MaintenanceRun, RETENTION_LOCK_KEY, RetentionPolicy, RunAt, Store};
 use sqlx::postgres::PgPoolOptions;
 use sqlx::{Connection as _, PgConnection, PgPool};
 
@@ -59,7 +59,12 @@ async fn host_store(pool: &PgPool) -> Store {
 async fn prune_runs_once_per_interval_and_removes_old_finished_jobs(pool: PgPool) {
     let store = setup(&pool).await;
     old_completed(&store, &pool, 20).await;
-    let young = store.enqueue(&job("young")).await.unwrap().id;
+    // Pending (and not due, so the fixture never claims it): never pruned.
+    let young = store
+        .enqueue(&job("young").with_run_at(RunAt::Delay(HOUR)))
+        .await
+        .unwrap()
+        .id;
 
     let run = store.prune_if_due(&policy(), HOUR, "host-a").await.unwrap();
     let MaintenanceRun::Ran(report) = run else {
