@@ -4,10 +4,12 @@
 //! worker, and prints the result as a table or (`--json`) as JSON. No SQL and no wasmtime
 //! here; no queue policy either.
 
+mod background;
 mod components;
 mod enqueue;
 mod jobs;
 mod output;
+mod schedules;
 mod worker;
 
 use std::path::PathBuf;
@@ -71,6 +73,11 @@ pub enum Command {
     Jobs(jobs::JobsCommand),
     /// Claim and run jobs.
     Worker(worker::WorkerArgs),
+    /// Cron schedules: one job per slot.
+    #[command(subcommand)]
+    Schedules(schedules::SchedulesCommand),
+    /// Fire due schedules and run retention, without claiming jobs.
+    Scheduler(background::SchedulerArgs),
     /// Measure throughput and latency (prints one JSON object last).
     Bench(crate::bench::BenchArgs),
 }
@@ -124,6 +131,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Enqueue(args) => enqueue::run(&store, &cli.global, &printer, args).await?,
         Command::Jobs(command) => jobs::run(&store, &cli.global, &printer, command).await?,
         Command::Worker(args) => worker::run(store, &printer, args).await?,
+        Command::Schedules(command) => {
+            schedules::run(&store, &cli.global, &printer, command).await?
+        }
+        Command::Scheduler(args) => background::run_standalone(store, args).await?,
         Command::Bench(_) => unreachable!("handled before connecting"),
     }
     Ok(())

@@ -6,7 +6,9 @@
 //! SQL or wasmtime itself, and never decides an attempt's outcome (see `attempt`).
 
 mod attempt;
+pub mod maintenance;
 mod registry;
+pub mod scheduler;
 
 use std::collections::HashMap;
 use std::time::Duration;
