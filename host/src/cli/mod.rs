@@ -4,12 +4,14 @@
 //! worker, and prints the result as a table or (`--json`) as JSON. No SQL and no wasmtime
 //! here; no queue policy either.
 
+mod background;
 mod components;
 mod enqueue;
 mod jobs;
 mod output;
 mod serve;
 mod tenants;
+mod schedules;
 mod worker;
 
 use std::path::PathBuf;
@@ -75,6 +77,11 @@ pub enum Command {
     Worker(worker::WorkerArgs),
     /// Serve the HTTP API (see docs/http-api.md).
     Serve(serve::ServeArgs),
+    /// Cron schedules: one job per slot.
+    #[command(subcommand)]
+    Schedules(schedules::SchedulesCommand),
+    /// Fire due schedules and run retention, without claiming jobs.
+    Scheduler(background::SchedulerArgs),
     /// Measure throughput and latency (prints one JSON object last).
     Bench(crate::bench::BenchArgs),
 }
@@ -112,6 +119,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Jobs(command) => jobs::run(&store, &cli.global, &printer, command).await?,
         Command::Worker(args) => worker::run(store, &printer, args).await?,
         Command::Serve(args) => serve::run(store, args).await?,
+        Command::Schedules(command) => {
+            schedules::run(&store, &cli.global, &printer, command).await?
+        }
+        Command::Scheduler(args) => background::run_standalone(store, args).await?,
         Command::Bench(_) => unreachable!("handled before connecting"),
     }
     Ok(())

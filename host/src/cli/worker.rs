@@ -63,6 +63,9 @@ pub struct WorkerArgs {
     /// Where precompiled components are cached.
     #[arg(long, env = "SLUICE_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Scheduler and retention, run beside the claim loop.
+    #[command(flatten)]
+    pub background: super::background::BackgroundArgs,
 }
 
 pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::Result<()> {
@@ -77,7 +80,7 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
         ..SandboxConfig::default()
     })
     .context("start the sandbox")?;
-    let mut config = WorkerConfig::new(worker_id);
+    let mut config = WorkerConfig::new(worker_id.clone());
     config.concurrency = args.concurrency.max(1);
     config.tenants = (!args.only_tenants.is_empty()).then_some(args.only_tenants);
     config.drain = args.drain;
@@ -99,7 +102,20 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
         budget: args.shutdown_timeout,
     };
 
-    let summary = worker::run(store, sandbox, config, shutdown).await?;
+    // Scheduler and retention stop with the claim loop (also after --drain).
+    let background_stop = shutdown.child_token();
+    let counters = super::background::BackgroundCounters::default();
+    let mut background = super::background::start(
+        &store,
+        &args.background,
+        &worker_id,
+        &counters,
+        &background_stop,
+    );
+    let summary = worker::run(store, sandbox, config, shutdown).await;
+    background_stop.cancel();
+    while background.join_next().await.is_some() {}
+    let summary = summary?;
     printer.value(
         &summary,
         &[
@@ -174,7 +190,7 @@ async fn watch_signals(shutdown: CancellationToken) {
     std::process::exit(130);
 }
 
-fn default_worker_id() -> String {
+pub(super) fn default_worker_id() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_owned())
         .unwrap_or_else(|_| "host".into());

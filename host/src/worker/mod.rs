@@ -10,7 +10,9 @@
 mod attempt;
 mod completions;
 mod leases;
+pub mod maintenance;
 mod registry;
+pub mod scheduler;
 mod shutdown;
 mod stats;
 mod wakeup;

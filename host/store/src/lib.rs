@@ -22,8 +22,10 @@ mod finish;
 mod job_types;
 mod lease;
 mod listen;
+mod maintenance;
 mod reap;
 mod retention;
+mod schedules;
 mod tenants;
 mod tokens;
 mod types;
@@ -41,8 +43,13 @@ pub use finish::{Backoff, Completion, FailResult, Failure};
 pub use job_types::{JobTypeRecord, JobTypeSpec};
 pub use lease::{ClaimRequest, ClaimedJob, HeartbeatReport};
 pub use listen::{CANCEL_CHANNEL, JOBS_CHANNEL, Notice, StoreListener};
+pub use maintenance::{MaintenanceRun, RETENTION_LOCK_KEY, RetentionReport};
 pub use reap::ReapedJob;
 pub use retention::{PruneReport, RetentionPolicy};
+pub use schedules::{
+    CatchUp, DEFAULT_MAX_CATCH_UP, FireReport, NewSchedule, ON_TIME_GRACE, ScheduleRecord,
+    parse_cron, parse_tz,
+};
 pub use tenants::{TenantLimits, TenantRecord};
 pub use tokens::{NewToken, TOKEN_PREFIX, TokenIdentity, TokenRecord, token_hash};
 pub use types::{AttemptOutcome, JobState, KeyScope, Lease, priority};

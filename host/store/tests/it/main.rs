@@ -12,6 +12,8 @@ mod fairness;
 mod idempotency;
 mod lease;
 mod listen;
+mod maintenance;
 mod migrate;
 mod reap;
 mod retention;
+mod schedules;

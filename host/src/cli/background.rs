@@ -1,0 +1,115 @@
+//! Flags and start-up of a host's background duties: the scheduler and retention. Shared
+//! by `sluice worker` (flattened into its flags) and `sluice scheduler` (which runs them
+//! without claiming jobs).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sluice_store::{RetentionPolicy, Store};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::units::parse_duration;
+use crate::worker::maintenance::{self, MaintenanceConfig, MaintenanceCounters};
+use crate::worker::scheduler::{self, SchedulerConfig, SchedulerCounters};
+
+#[derive(Clone, Debug, clap::Args)]
+pub struct BackgroundArgs {
+    /// Do not fire cron schedules from this host.
+    #[arg(long)]
+    pub no_scheduler: bool,
+    /// Look for due schedules at least this often (sooner when a slot is due sooner).
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    pub scheduler_interval: Duration,
+    /// Do not prune finished jobs from this host.
+    #[arg(long)]
+    pub no_retention: bool,
+    /// Prune finished jobs once per this interval, fleet-wide.
+    #[arg(long, value_parser = parse_duration, default_value = "1h")]
+    pub retention_interval: Duration,
+    /// Keep completed jobs this long after they finish.
+    #[arg(long, value_parser = parse_duration, default_value = "3days")]
+    pub retain_completed: Duration,
+    /// Keep dead and cancelled jobs this long after they finish.
+    #[arg(long, value_parser = parse_duration, default_value = "30days")]
+    pub retain_dead: Duration,
+    /// Rows deleted per retention statement (1 to 100000).
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub retention_batch: u32,
+}
+
+/// Counters of the background duties, for a metrics exporter.
+#[derive(Debug, Default)]
+pub struct BackgroundCounters {
+    pub scheduler: Arc<SchedulerCounters>,
+    pub retention: Arc<MaintenanceCounters>,
+}
+
+/// Starts the duties `args` enables; they stop when `shutdown` fires.
+pub fn start(
+    store: &Store,
+    args: &BackgroundArgs,
+    host: &str,
+    counters: &BackgroundCounters,
+    shutdown: &CancellationToken,
+) -> JoinSet<()> {
+    let mut tasks = JoinSet::new();
+    if !args.no_scheduler {
+        let config = SchedulerConfig {
+            idle_interval: args.scheduler_interval,
+            ..SchedulerConfig::default()
+        };
+        tasks.spawn(scheduler::run(
+            store.clone(),
+            config,
+            counters.scheduler.clone(),
+            shutdown.clone(),
+        ));
+    }
+    if !args.no_retention {
+        let mut config = MaintenanceConfig::new(host);
+        config.interval = args.retention_interval;
+        config.policy = RetentionPolicy {
+            completed: args.retain_completed,
+            dead: args.retain_dead,
+            batch_size: args.retention_batch,
+        };
+        tasks.spawn(maintenance::run(
+            store.clone(),
+            config,
+            counters.retention.clone(),
+            shutdown.clone(),
+        ));
+    }
+    tasks
+}
+
+/// `sluice scheduler`: the background duties alone, without claiming jobs.
+#[derive(Debug, clap::Args)]
+pub struct SchedulerArgs {
+    #[command(flatten)]
+    pub background: BackgroundArgs,
+    /// Host name recorded by retention runs (default: host-pid).
+    #[arg(long, env = "SLUICE_WORKER_ID")]
+    pub worker_id: Option<String>,
+}
+
+/// Runs the scheduler (and retention, unless disabled) until SIGTERM or SIGINT.
+pub async fn run_standalone(store: Store, args: SchedulerArgs) -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let host = args
+        .worker_id
+        .unwrap_or_else(super::worker::default_worker_id);
+    let shutdown = CancellationToken::new();
+    let counters = BackgroundCounters::default();
+    let mut tasks = start(&store, &args.background, &host, &counters, &shutdown);
+    if tasks.is_empty() {
+        anyhow::bail!("nothing to run: both --no-scheduler and --no-retention were given");
+    }
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
+    shutdown.cancel();
+    while tasks.join_next().await.is_some() {}
+    Ok(())
+}

@@ -1,0 +1,118 @@
+//! Fleet maintenance runs: retention, once per interval across every host, never two
+//! at once.
+//!
+//! Owns: `sluice.maintenance_runs` and the retention advisory lock. Two guards:
+//! - a session advisory lock ([`RETENTION_LOCK_KEY`]) taken with `pg_try_advisory_lock`
+//!   on a dedicated connection that is closed (not returned to the pool) when the run
+//!   ends or is abandoned, so a crashed or cancelled run can never leave it held;
+//! - one guarded upsert on `maintenance_runs.last_started_at`: only the host that moves
+//!   it forward runs this interval's prune, the others see `NotDue`.
+//!
+//! The prune itself runs in bounded batches on the pool (`retention`), one short
+//! transaction each, so no long transaction holds back vacuum on the queue table.
+//!
+//! Must not: run on the claim path, or hold the lock across more than one run.
+
+use std::time::Duration;
+
+use sqlx::{Connection as _, PgConnection};
+
+use crate::{PruneReport, RetentionPolicy, Store, StoreError, micros};
+
+/// `pg_try_advisory_lock` key of the retention run ("sluiceRT" in ASCII).
+pub const RETENTION_LOCK_KEY: i64 = 0x736c_7569_6365_5254;
+
+/// What a call to [`Store::prune_if_due`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MaintenanceRun {
+    /// This host ran the prune.
+    Ran(RetentionReport),
+    /// Another host is pruning right now (it holds the advisory lock).
+    Busy,
+    /// Another host already pruned within the interval.
+    NotDue,
+}
+
+/// Rows one retention run deleted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RetentionReport {
+    /// Finished jobs (and, by cascade, their attempts).
+    pub jobs: PruneReport,
+    /// Schedule slot records older than the completed-job retention.
+    pub schedule_slots: u64,
+}
+
+/// Takes this interval's run: moves `last_started_at` to now() only if the last run
+/// started at least `$2` microseconds ago (or never).
+const CLAIM_RUN: &str = "
+INSERT INTO sluice.maintenance_runs AS m (task, last_started_at, started_by)
+VALUES ($1, now(), $3)
+ON CONFLICT (task) DO UPDATE SET last_started_at = excluded.last_started_at,
+                                 started_by = excluded.started_by
+WHERE m.last_started_at <= now() - $2 * interval '1 microsecond'
+RETURNING task
+";
+
+const FINISH_RUN: &str = "
+UPDATE sluice.maintenance_runs SET last_finished_at = now(), last_deleted = $2 WHERE task = $1
+";
+
+impl Store {
+    /// Prunes finished jobs (and old schedule slot records) if no host did within
+    /// `every` and no host is pruning now. `host` is recorded as `started_by`.
+    pub async fn prune_if_due(
+        &self,
+        policy: &RetentionPolicy,
+        every: Duration,
+        host: &str,
+    ) -> Result<MaintenanceRun, StoreError> {
+        let every_us = micros("every", every, false)?;
+        // A connection of its own: the session lock lives exactly as long as it.
+        let mut lock_conn = PgConnection::connect_with(&*self.pool.connect_options()).await?;
+        let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
+            .bind(RETENTION_LOCK_KEY)
+            .fetch_one(&mut lock_conn)
+            .await?;
+        if !locked {
+            return Ok(MaintenanceRun::Busy);
+        }
+        let result = self.prune_locked(policy, every_us, host).await;
+        // Closing the session releases the lock even if the unlock were skipped.
+        let _ = sqlx::query("SELECT pg_advisory_unlock($1)")
+            .bind(RETENTION_LOCK_KEY)
+            .execute(&mut lock_conn)
+            .await;
+        let _ = lock_conn.close().await;
+        result
+    }
+
+    async fn prune_locked(
+        &self,
+        policy: &RetentionPolicy,
+        every_us: i64,
+        host: &str,
+    ) -> Result<MaintenanceRun, StoreError> {
+        let claimed: Option<String> = sqlx::query_scalar(CLAIM_RUN)
+            .bind("retention")
+            .bind(every_us)
+            .bind(host)
+            .fetch_optional(&self.pool)
+            .await?;
+        if claimed.is_none() {
+            return Ok(MaintenanceRun::NotDue);
+        }
+        let jobs = self.prune(policy).await?;
+        let schedule_slots = self
+            .prune_schedule_slots(policy.completed, policy.batch_size)
+            .await?;
+        sqlx::query(FINISH_RUN)
+            .bind("retention")
+            .bind((jobs.deleted + schedule_slots) as i64)
+            .execute(&self.pool)
+            .await?;
+        Ok(MaintenanceRun::Ran(RetentionReport {
+            jobs,
+            schedule_slots,
+        }))
+    }
+}
