@@ -8,6 +8,8 @@ mod components;
 mod enqueue;
 mod jobs;
 mod output;
+mod push;
+mod task_new;
 mod worker;
 
 use std::path::PathBuf;
@@ -73,6 +75,9 @@ pub enum Command {
     Worker(worker::WorkerArgs),
     /// Measure throughput and latency (prints one JSON object last).
     Bench(crate::bench::BenchArgs),
+    /// Start a task project in Rust, Python, JavaScript or C (no database needed).
+    #[command(subcommand)]
+    Task(task_new::TaskCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -94,6 +99,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         let report = crate::bench::run(store, args).await?;
         println!("{report}");
         return Ok(());
+    }
+    if let Command::Task(command) = cli.command {
+        return task_new::run(&printer, command);
     }
     let store = connect(&cli.global).await?;
     match cli.command {
@@ -124,7 +132,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Enqueue(args) => enqueue::run(&store, &cli.global, &printer, args).await?,
         Command::Jobs(command) => jobs::run(&store, &cli.global, &printer, command).await?,
         Command::Worker(args) => worker::run(store, &printer, args).await?,
-        Command::Bench(_) => unreachable!("handled before connecting"),
+        Command::Bench(_) | Command::Task(_) => unreachable!("handled before connecting"),
     }
     Ok(())
 }
