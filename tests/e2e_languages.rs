@@ -283,6 +283,8 @@ async fn scaffolded_projects_build_push_and_run_in_every_language(pool: PgPool) 
         let built = std::process::Command::new("sh")
             .arg(project.join("build.sh"))
             .env("PATH", &path)
+            // C: reuse the wasi-libc scripts/build-guests already compiled.
+            .env("ZIG_GLOBAL_CACHE_DIR", root.join(".toolchains/zig-cache"))
             // Rust: one target dir across runs, so only the first run compiles the SDK.
             .env(
                 "CARGO_TARGET_DIR",
