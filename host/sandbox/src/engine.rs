@@ -56,7 +56,9 @@ pub(crate) fn build_engine(cfg: &SandboxConfig) -> anyhow::Result<Engine> {
         // reading the guest's result after it returned (it does not).
         .wasm_backtrace_max_frames(NonZeroUsize::new(BACKTRACE_FRAMES))
         // Features a task does not need. What Rust's wasm32-wasip2 output uses stays on
-        // (bulk memory, reference types, multi-value, SIMD, sign extension, ...).
+        // (bulk memory, reference types, multi-value, SIMD, sign extension, ...), and so does
+        // multi-memory: components that link several core modules with their own memories
+        // (JavaScript built by componentize-qjs) need it for the fused adapters between them.
         .shared_memory(false)
         .concurrency_support(false);
     for feature in [
@@ -69,7 +71,6 @@ pub(crate) fn build_engine(cfg: &SandboxConfig) -> anyhow::Result<Engine> {
         WasmFeatures::LEGACY_EXCEPTIONS,
         WasmFeatures::STACK_SWITCHING,
         WasmFeatures::MEMORY64,
-        WasmFeatures::MULTI_MEMORY,
         WasmFeatures::TAIL_CALL,
         WasmFeatures::RELAXED_SIMD,
         WasmFeatures::WIDE_ARITHMETIC,

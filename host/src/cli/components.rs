@@ -4,13 +4,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::Subcommand;
-use sluice_sandbox::{Sandbox, SandboxConfig};
-use sluice_store::{JobTypeSpec, NewComponent, Store};
+use sluice_store::{JobTypeSpec, Store};
 
+use super::Global;
 use super::output::{Printer, clip};
-use super::{Global, read_file};
 use crate::units::{format_size, parse_duration, parse_size};
 
 #[derive(Debug, Subcommand)]
@@ -28,6 +27,10 @@ pub enum ComponentCommand {
         /// Refuse components larger than this.
         #[arg(long, value_parser = parse_size, default_value = "50MiB")]
         max_size: u64,
+        /// This host's cache of precompiled components (the one `sluice worker` reads):
+        /// the push compiles into it, so a worker here never compiles while a job waits.
+        #[arg(long, env = "SLUICE_CACHE_DIR")]
+        cache_dir: Option<PathBuf>,
     },
     /// List stored components.
     List,
@@ -86,44 +89,16 @@ pub async fn run_component(
             name,
             version,
             max_size,
+            cache_dir,
         } => {
-            let bytes = read_file(&file)?;
-            let name = match name {
-                Some(name) => name,
-                None => file
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .map(|s| s.replace('_', "-"))
-                    .context("cannot derive a component name from the file name; pass --name")?,
+            let args = super::push::PushArgs {
+                file,
+                name,
+                version,
+                max_size,
+                cache_dir: cache_dir.unwrap_or_else(super::worker::default_cache_dir),
             };
-            // The tenant's own cap, when it has one, wins over --max-size.
-            let max_size = match store.get_tenant(&global.tenant).await? {
-                Some(tenant) => tenant.limits.component_limit(max_size).min(max_size),
-                None => max_size,
-            };
-            let sandbox = Sandbox::new(SandboxConfig::default()).context("start the sandbox")?;
-            sandbox
-                .validate(&bytes, max_size as usize)
-                .with_context(|| {
-                    format!("{} is not a valid Sluice task component", file.display())
-                })?;
-            let record = store
-                .put_component(&NewComponent {
-                    tenant: global.tenant.clone(),
-                    name,
-                    version,
-                    bytes,
-                })
-                .await?;
-            printer.value(
-                &record,
-                &[
-                    ("component", format!("{}@{}", record.name, record.version)),
-                    ("id", record.id.to_string()),
-                    ("sha256", record.sha256.clone()),
-                    ("size", format_size(record.size as u64)),
-                ],
-            );
+            super::push::push(store, global, printer, args).await?;
         }
         ComponentCommand::List => {
             let components = store.list_components(Some(&global.tenant)).await?;

@@ -12,6 +12,8 @@ mod output;
 mod serve;
 mod tenants;
 mod schedules;
+mod push;
+mod task_new;
 mod worker;
 
 use std::path::PathBuf;
@@ -84,6 +86,9 @@ pub enum Command {
     Scheduler(background::SchedulerArgs),
     /// Measure throughput and latency (prints one JSON object last).
     Bench(crate::bench::BenchArgs),
+    /// Start a task project in Rust, Python, JavaScript or C (no database needed).
+    #[command(subcommand)]
+    Task(task_new::TaskCommand),
 }
 
 /// Run one parsed command.
@@ -97,6 +102,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         let report = crate::bench::run(store, args).await?;
         println!("{report}");
         return Ok(());
+    }
+    if let Command::Task(command) = cli.command {
+        return task_new::run(&printer, command);
     }
     let store = connect(&cli.global).await?;
     match cli.command {
@@ -123,7 +131,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             schedules::run(&store, &cli.global, &printer, command).await?
         }
         Command::Scheduler(args) => background::run_standalone(store, args).await?,
-        Command::Bench(_) => unreachable!("handled before connecting"),
+        Command::Bench(_) | Command::Task(_) => unreachable!("handled before connecting"),
     }
     Ok(())
 }

@@ -197,7 +197,8 @@ pub(super) fn default_worker_id() -> String {
     format!("{host}-{}", std::process::id())
 }
 
-fn default_cache_dir() -> PathBuf {
+/// Where `sluice worker` and `sluice component push` keep precompiled components.
+pub(super) fn default_cache_dir() -> PathBuf {
     std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))

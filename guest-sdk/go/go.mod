@@ -1,0 +1,3 @@
+module sluice.invalid/task
+
+go 1.24

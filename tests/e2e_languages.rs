@@ -1,0 +1,334 @@
+//! Task handlers in every supported guest language, through the real `sluice` binary and
+//! worker against a real Postgres: one test body, run for each language's sample components
+//! (built from source by `scripts/build-guests` into `sample-tasks/<lang>/build/`).
+//!
+//! For every language: `echo` completes with its payload; `json-flaky` completes on the
+//! attempt its payload names, after two retries; a malformed payload makes it `dead` with the
+//! guest's own message. For the interpreted languages (Python, JavaScript), `spin-forever`
+//! under a 300 ms timeout fails with `timeout (300ms)` well within 600 ms: the epoch deadline
+//! interrupts an interpreter too. Components are compiled when they are pushed (into a disk
+//! cache shared by these tests, keyed by sha256), never inside a job's timeout.
+
+mod support;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::PgPool;
+use support::{Sluice, repo_root};
+
+/// One guest language and what its samples cover.
+struct Lang {
+    /// Folder under `sample-tasks/` (and `build/` inside it).
+    dir: &'static str,
+    /// Whether it ships `spin-forever` (interpreters: proves the deadline interrupts them).
+    spins: bool,
+}
+
+const PYTHON: Lang = Lang {
+    dir: "python",
+    spins: true,
+};
+const JS: Lang = Lang {
+    dir: "js",
+    spins: true,
+};
+const C: Lang = Lang {
+    dir: "c",
+    spins: false,
+};
+const GO: Lang = Lang {
+    dir: "go",
+    spins: false,
+};
+
+#[sqlx::test(migrations = false)]
+async fn python_tasks_keep_the_contract(pool: PgPool) {
+    contract(&pool, &PYTHON).await;
+}
+
+#[sqlx::test(migrations = false)]
+async fn javascript_tasks_keep_the_contract(pool: PgPool) {
+    contract(&pool, &JS).await;
+}
+
+#[sqlx::test(migrations = false)]
+async fn c_tasks_keep_the_contract(pool: PgPool) {
+    contract(&pool, &C).await;
+}
+
+#[sqlx::test(migrations = false)]
+async fn go_tasks_keep_the_contract(pool: PgPool) {
+    contract(&pool, &GO).await;
+}
+
+/// A guest component built by `scripts/build-guests`.
+fn guest(lang: &str, name: &str) -> PathBuf {
+    let path = repo_root()
+        .join("sample-tasks")
+        .join(lang)
+        .join("build")
+        .join(format!("{name}.wasm"));
+    assert!(
+        path.exists(),
+        "guest component {} is missing: run scripts/build-guests (scripts/test does)",
+        path.display()
+    );
+    path
+}
+
+/// The binary with a component cache shared by every test of this file: the big
+/// interpreter components compile once per run (and once per machine across runs).
+fn sluice(pool: &PgPool) -> Sluice {
+    let mut sluice = Sluice::new(pool);
+    sluice.cache = std::env::temp_dir().join("sluice-test-cache-languages");
+    sluice
+}
+
+/// Upload `sample-tasks/<lang>/build/<name>.wasm` as `<name>` and define the job type.
+fn define(sluice: &Sluice, lang: &str, name: &str, type_args: &[&str]) {
+    let file = guest(lang, name);
+    let started = Instant::now();
+    let pushed = sluice.json(&["component", "push", file.to_str().unwrap(), "--name", name]);
+    eprintln!(
+        "{lang}/{name}: {} bytes pushed (validated and precompiled) in {:?}",
+        pushed["size"],
+        started.elapsed()
+    );
+    let mut args = vec!["types", "set", name, "--component", name];
+    args.extend_from_slice(type_args);
+    sluice.ok(&args);
+}
+
+fn enqueue(sluice: &Sluice, job_type: &str, payload: &str) -> String {
+    let job = sluice.json(&["enqueue", job_type, "--payload", payload]);
+    job["id"]
+        .as_i64()
+        .expect("enqueue prints the job id")
+        .to_string()
+}
+
+fn bytes(value: &Value) -> Vec<u8> {
+    serde_json::from_value(value.clone()).unwrap_or_else(|e| panic!("not bytes ({e}): {value}"))
+}
+
+fn timestamp(value: &Value) -> DateTime<Utc> {
+    value
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not a timestamp: {value}"))
+}
+
+async fn contract(pool: &PgPool, lang: &Lang) {
+    let sluice = sluice(pool);
+    let dir = lang.dir;
+    sluice.ok(&["migrate"]);
+    define(&sluice, dir, "echo", &["--max-attempts", "1"]);
+    let backoff = [
+        "--max-attempts",
+        "3",
+        "--backoff-base",
+        "10ms",
+        "--backoff-cap",
+        "50ms",
+    ];
+    define(&sluice, dir, "json-flaky", &backoff);
+    if lang.spins {
+        let limits = ["--max-attempts", "1", "--timeout", "300ms"];
+        define(&sluice, dir, "spin-forever", &limits);
+    }
+
+    let payload = format!(r#"{{"hello":"{dir}","n":[1,2,3],"text":"é ✓"}}"#);
+    let echo = enqueue(&sluice, "echo", &payload);
+    let flaky = enqueue(&sluice, "json-flaky", r#"{"succeed_on":3}"#);
+    let malformed = enqueue(&sluice, "json-flaky", "{not json");
+
+    let started = Instant::now();
+    let summary = sluice.json(&[
+        "worker",
+        "--drain",
+        "--concurrency",
+        "4",
+        "--poll-interval",
+        "100ms",
+    ]);
+    eprintln!(
+        "{dir}: worker drained in {:?}: {summary}",
+        started.elapsed()
+    );
+    let show = |id: &str| sluice.json(&["jobs", "show", id]);
+
+    // echo: the output is the payload, byte for byte.
+    let shown = show(&echo);
+    assert_eq!(shown["job"]["state"], "completed", "{dir} echo: {shown}");
+    assert_eq!(
+        bytes(&shown["job"]["output"]),
+        payload.as_bytes(),
+        "{dir} echo"
+    );
+
+    // json-flaky: two retries, then a JSON output on the third attempt.
+    let shown = show(&flaky);
+    assert_eq!(
+        shown["job"]["state"], "completed",
+        "{dir} json-flaky: {shown}"
+    );
+    assert_eq!(shown["job"]["attempt"], 3, "{dir} json-flaky: {shown}");
+    let outcomes: Vec<&str> = shown["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["outcome"].as_str().unwrap_or("none"))
+        .collect();
+    assert_eq!(outcomes, ["retry", "retry", "completed"], "{dir}: {shown}");
+    let first_error = shown["attempts"][0]["error"].as_str().unwrap_or_default();
+    assert_eq!(
+        first_error, "guest retry: attempt 1 of 3 failed on purpose",
+        "{dir}: {shown}"
+    );
+    let output: Value = serde_json::from_slice(&bytes(&shown["job"]["output"]))
+        .unwrap_or_else(|e| panic!("{dir} json-flaky output is not JSON ({e}): {shown}"));
+    assert_eq!(output, serde_json::json!({ "succeeded_on": 3 }), "{dir}");
+
+    // A malformed payload: dead at once, with the guest's message.
+    let shown = show(&malformed);
+    assert_eq!(shown["job"]["state"], "dead", "{dir} malformed: {shown}");
+    assert_eq!(shown["job"]["attempt"], 1, "{dir} malformed: {shown}");
+    let error = shown["job"]["last_error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("guest fatal: payload is not valid JSON"),
+        "{dir} malformed: {error}"
+    );
+
+    if lang.spins {
+        spin_is_interrupted(&sluice, dir);
+    }
+}
+
+/// spin-forever under a 300 ms timeout ends `timeout (300ms)`, its attempt lasting less
+/// than 600 ms from claim to outcome. Two jobs, one at a time: the first attempt also
+/// includes this worker loading the component (precompiled at push) from the disk cache,
+/// the second measures the interruption alone.
+fn spin_is_interrupted(sluice: &Sluice, dir: &str) {
+    let first = enqueue(sluice, "spin-forever", "{}");
+    let second = enqueue(sluice, "spin-forever", "{}");
+    let summary = sluice.json(&["worker", "--drain", "--concurrency", "1"]);
+    assert_eq!(summary["dead"], 2, "{dir} spin-forever: {summary}");
+    let mut lasted = Vec::new();
+    for id in [&first, &second] {
+        let shown = sluice.json(&["jobs", "show", id]);
+        assert_eq!(shown["job"]["state"], "dead", "{dir} spin-forever: {shown}");
+        assert_eq!(
+            shown["job"]["last_error"], "timeout (300ms)",
+            "{dir}: {shown}"
+        );
+        let attempt = &shown["attempts"][0];
+        let took = timestamp(&attempt["finished_at"]) - timestamp(&attempt["started_at"]);
+        lasted.push(took.num_milliseconds());
+    }
+    eprintln!(
+        "{dir}: spin-forever attempts lasted {} ms (first, with the component load) and {} ms",
+        lasted[0], lasted[1]
+    );
+    assert!(
+        lasted[1] < 600,
+        "{dir}: the spinning attempt lasted {} ms (limit 300 ms, allowed 600 ms)",
+        lasted[1]
+    );
+    assert!(
+        lasted[0] < 5_000,
+        "{dir}: the first spinning attempt lasted {} ms: was the component compiled inside it?",
+        lasted[0]
+    );
+}
+
+/// `sluice task new` scaffolds a project per language; its build script builds it with the
+/// toolchains `scripts/build-guests` installed, and the result pushes and runs unchanged.
+#[sqlx::test(migrations = false)]
+async fn scaffolded_projects_build_push_and_run_in_every_language(pool: PgPool) {
+    let sluice = sluice(&pool);
+    sluice.ok(&["migrate"]);
+    let root = repo_root();
+    let toolchains = root.join(".toolchains/bin");
+    assert!(
+        toolchains.exists(),
+        "{} is missing: run scripts/build-guests (scripts/test does)",
+        toolchains.display()
+    );
+    let path = format!(
+        "{}:{}",
+        toolchains.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let work = std::env::temp_dir().join(format!("sluice-scaffold-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+
+    let mut ids = Vec::new();
+    for lang in ["rust", "python", "js", "c"] {
+        let name = format!("hello-{lang}");
+        sluice.ok(&[
+            "task",
+            "new",
+            &name,
+            "--lang",
+            lang,
+            "--dir",
+            work.to_str().unwrap(),
+        ]);
+        let project = work.join(&name);
+        let started = Instant::now();
+        let built = std::process::Command::new("sh")
+            .arg(project.join("build.sh"))
+            .env("PATH", &path)
+            // C: reuse the wasi-libc scripts/build-guests already compiled.
+            .env("ZIG_GLOBAL_CACHE_DIR", root.join(".toolchains/zig-cache"))
+            // Rust: one target dir across runs, so only the first run compiles the SDK.
+            .env(
+                "CARGO_TARGET_DIR",
+                std::env::temp_dir().join("sluice-scaffold-rust-target"),
+            )
+            .output()
+            .expect("run build.sh");
+        assert!(
+            built.status.success(),
+            "{lang}: build.sh failed:\n{}\n{}",
+            String::from_utf8_lossy(&built.stdout),
+            String::from_utf8_lossy(&built.stderr)
+        );
+        eprintln!("{lang}: scaffold built in {:?}", started.elapsed());
+        let wasm = project.join("build").join(format!("{name}.wasm"));
+        sluice.ok(&["component", "push", wasm.to_str().unwrap()]);
+        sluice.ok(&["types", "set", &name, "--component", &name]);
+        let id = enqueue(&sluice, &name, r#"{"n":1}"#);
+        ids.push((lang, name, id));
+    }
+    // The same name twice is refused, and nothing is overwritten.
+    let again = sluice.run(&[
+        "task",
+        "new",
+        "hello-c",
+        "--lang",
+        "c",
+        "--dir",
+        work.to_str().unwrap(),
+    ]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+
+    let summary = sluice.json(&["worker", "--drain", "--concurrency", "4"]);
+    assert_eq!(summary["completed"], 4, "{summary}");
+    for (lang, name, id) in ids {
+        let shown = sluice.json(&["jobs", "show", &id]);
+        let output: Value = serde_json::from_slice(&bytes(&shown["job"]["output"]))
+            .unwrap_or_else(|e| panic!("{lang}: output is not JSON ({e}): {shown}"));
+        assert_eq!(
+            output,
+            serde_json::json!({ "task": name, "received": { "n": 1 } }),
+            "{lang}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
