@@ -4,5 +4,6 @@
 
 pub mod bench;
 pub mod cli;
+pub mod metrics;
 pub mod units;
 pub mod worker;

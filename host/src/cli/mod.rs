@@ -8,6 +8,7 @@ mod components;
 mod enqueue;
 mod jobs;
 mod output;
+mod stats;
 mod worker;
 
 use std::path::PathBuf;
@@ -69,6 +70,8 @@ pub enum Command {
     /// Inspect and steer jobs.
     #[command(subcommand)]
     Jobs(jobs::JobsCommand),
+    /// Queue depth per state and job type, oldest ready job, lease expirations.
+    Stats(stats::StatsArgs),
     /// Claim and run jobs.
     Worker(worker::WorkerArgs),
     /// Measure throughput and latency (prints one JSON object last).
@@ -123,6 +126,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Enqueue(args) => enqueue::run(&store, &cli.global, &printer, args).await?,
         Command::Jobs(command) => jobs::run(&store, &cli.global, &printer, command).await?,
+        Command::Stats(args) => stats::run(&store, &cli.global, &printer, args).await?,
         Command::Worker(args) => worker::run(store, &printer, args).await?,
         Command::Bench(_) => unreachable!("handled before connecting"),
     }

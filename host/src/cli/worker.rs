@@ -1,5 +1,6 @@
 //! `sluice worker`: flags for the claim loop, signal handling, and the exit summary.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -42,6 +43,9 @@ pub struct WorkerArgs {
     /// Where precompiled components are cached.
     #[arg(long, env = "SLUICE_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Serve Prometheus metrics at http://ADDR/metrics, e.g. `127.0.0.1:9090`.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::Result<()> {
@@ -63,7 +67,19 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
 
     let shutdown = CancellationToken::new();
     tokio::spawn(watch_signals(shutdown.clone()));
-    let summary = worker::run(store, sandbox, config, shutdown).await?;
+    let metrics_server = CancellationToken::new();
+    if let Some(addr) = args.metrics_listen {
+        crate::metrics::serve(
+            addr,
+            store.clone(),
+            config.metrics.clone(),
+            metrics_server.clone(),
+        )
+        .await?;
+    }
+    let summary = worker::run(store, sandbox, config, shutdown).await;
+    metrics_server.cancel();
+    let summary = summary?;
     printer.value(
         &summary,
         &[

@@ -21,6 +21,8 @@ use tracing::{debug, info, warn};
 pub use attempt::{Interrupt, Recorded, StopReason};
 use registry::Registry;
 
+use crate::metrics::{Metrics, StoreOperation};
+
 /// The shortest wait between two idle looks for work.
 const MIN_IDLE_LOOK: Duration = Duration::from_millis(20);
 
@@ -45,6 +47,8 @@ pub struct WorkerConfig {
     pub reap_interval: Duration,
     /// Host default limits; job types override them.
     pub limits: Limits,
+    /// Where outcomes, sandbox figures and worker health are counted.
+    pub metrics: Metrics,
 }
 
 impl WorkerConfig {
@@ -59,6 +63,7 @@ impl WorkerConfig {
             poll_interval: Duration::from_secs(2),
             reap_interval: Duration::from_secs(15),
             limits: Limits::default(),
+            metrics: Metrics::default(),
         }
     }
 }
@@ -106,6 +111,7 @@ pub async fn run(
         Ok(listener) => Some(listener),
         Err(error) => {
             warn!(%error, "cannot LISTEN for wake-ups; polling every {:?}", config.poll_interval);
+            config.metrics.listener_fallback();
             None
         }
     };
@@ -146,6 +152,7 @@ pub async fn run(
                         job,
                         interrupt,
                         config.lease,
+                        config.metrics.clone(),
                     ));
                     task_jobs.insert(task.id(), job_id);
                 }
@@ -211,11 +218,12 @@ pub async fn run(
                 }
                 None => {
                     warn!("lost the LISTEN connection; polling every {:?}", config.poll_interval);
+                    config.metrics.listener_fallback();
                     listener = None;
                 }
             },
             _ = heartbeat.tick() => renew_leases(&store, &config, &running).await,
-            _ = reaper.tick() => reap(&store).await,
+            _ = reaper.tick() => reap(&store, &config.metrics).await,
             _ = sleep_until(next_look), if !claim_now => claim_now = true,
             _ = std::future::ready(()), if claim_now => {}
         }
@@ -236,6 +244,7 @@ async fn claim(store: &Store, config: &WorkerConfig, free: usize) -> Vec<sluice_
         Ok(jobs) => jobs,
         Err(error) => {
             warn!(%error, "claim failed; will look again");
+            config.metrics.store_error(StoreOperation::claim);
             Vec::new()
         }
     }
@@ -313,14 +322,23 @@ async fn renew_leases(store: &Store, config: &WorkerConfig, running: &HashMap<i6
                 }
             }
         }
-        Err(error) => warn!(%error, "heartbeat failed; will retry"),
+        Err(error) => {
+            warn!(%error, "heartbeat failed; will retry");
+            config.metrics.store_error(StoreOperation::heartbeat);
+        }
     }
 }
 
-async fn reap(store: &Store) {
+async fn reap(store: &Store, metrics: &Metrics) {
     match store.reap(1000).await {
-        Ok(reaped) if !reaped.is_empty() => info!(count = reaped.len(), "reaped expired leases"),
+        Ok(reaped) if !reaped.is_empty() => {
+            info!(count = reaped.len(), "reaped expired leases");
+            reaped.iter().for_each(|job| metrics.lease_expired(job));
+        }
         Ok(_) => debug!("reaper: nothing expired"),
-        Err(error) => warn!(%error, "reaper failed; will retry"),
+        Err(error) => {
+            warn!(%error, "reaper failed; will retry");
+            metrics.store_error(StoreOperation::reap);
+        }
     }
 }

@@ -23,6 +23,7 @@ mod lease;
 mod listen;
 mod reap;
 mod retention;
+mod stats;
 mod tenants;
 mod types;
 
@@ -41,6 +42,7 @@ pub use lease::{ClaimRequest, ClaimedJob, HeartbeatReport};
 pub use listen::{CANCEL_CHANNEL, JOBS_CHANNEL, Notice, StoreListener};
 pub use reap::ReapedJob;
 pub use retention::{PruneReport, RetentionPolicy};
+pub use stats::{StateCounts, Stats, TypeStats};
 pub use tenants::{TenantLimits, TenantRecord};
 pub use types::{AttemptOutcome, JobState, KeyScope, Lease, priority};
 

@@ -14,3 +14,5 @@ mod listen;
 mod migrate;
 mod reap;
 mod retention;
+mod sql_enqueue;
+mod stats;
