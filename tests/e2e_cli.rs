@@ -131,3 +131,173 @@ async fn a_dead_job_can_be_inspected_and_retried_from_the_cli(pool: PgPool) {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("999999"));
 }
+
+/// Issue 4, test 5: the whole operator script through the binary — push, types set,
+/// enqueue, worker --drain, jobs show, retry of a dead job, component show and
+/// `stats --json`, each parsed as JSON.
+#[sqlx::test(migrations = false)]
+async fn an_operator_script_runs_end_to_end_and_stats_add_up(pool: PgPool) {
+    let sluice = Sluice::new(&pool);
+    sluice.ok(&["migrate"]);
+    let echo = sample("echo");
+    let fatal = sample("fatal");
+    let pushed = sluice.json(&[
+        "component",
+        "push",
+        echo.to_str().unwrap(),
+        "--name",
+        "echo",
+    ]);
+    sluice.ok(&[
+        "component",
+        "push",
+        fatal.to_str().unwrap(),
+        "--name",
+        "fatal",
+    ]);
+    let typed = sluice.json(&[
+        "types",
+        "set",
+        "greet",
+        "--component",
+        "echo@1",
+        "--timeout",
+        "30s",
+        "--memory",
+        "64MiB",
+        "--max-attempts",
+        "5",
+    ]);
+    assert_eq!(typed["max_attempts"], 5);
+    assert_eq!(typed["timeout_ms"], 30_000);
+    sluice.ok(&[
+        "types",
+        "set",
+        "doomed",
+        "--component",
+        "fatal",
+        "--max-attempts",
+        "2",
+    ]);
+
+    let shown = sluice.json(&["component", "show", "echo"]);
+    assert_eq!(shown["component"]["sha256"], pushed["sha256"]);
+    assert_eq!(shown["job_types"], serde_json::json!(["greet"]));
+    let out = sluice.run(&["component", "show", "echo@9"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("echo@9") && stderr.lines().count() == 1,
+        "one line naming the component: {stderr}"
+    );
+
+    let greet = sluice.json(&[
+        "enqueue",
+        "greet",
+        "--payload",
+        r#"{"hi":1}"#,
+        "--priority",
+        "high",
+        "--idempotency-key",
+        "greet-1",
+    ]);
+    let again = sluice.json(&[
+        "enqueue",
+        "greet",
+        "--payload",
+        r#"{"hi":2}"#,
+        "--idempotency-key",
+        "greet-1",
+    ]);
+    assert_eq!(
+        (again["id"].clone(), again["created"].clone()),
+        (greet["id"].clone(), false.into())
+    );
+    let doomed = sluice.json(&["enqueue", "doomed", "--payload", "{}"]);
+    let later = sluice.json(&["enqueue", "greet", "--payload", "{}", "--delay", "1h"]);
+    assert_eq!(later["created"], true);
+
+    let before = sluice.json(&["stats"]);
+    assert_eq!(before["totals"]["pending"], 3, "{before}");
+    assert_eq!(before["totals"]["ready"], 2, "{before}");
+
+    let summary = sluice.json(&["worker", "--drain", "--drain-horizon", "2s"]);
+    assert_eq!(
+        (summary["completed"].as_i64(), summary["dead"].as_i64()),
+        (Some(1), Some(1)),
+        "{summary}"
+    );
+
+    let greet_id = greet["id"].to_string();
+    let job = sluice.json(&["jobs", "show", &greet_id]);
+    assert_eq!(job["job"]["state"], "completed");
+    assert_eq!(job["job"]["priority"], 20);
+    let attempts = job["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 1);
+    assert_eq!(attempts[0]["outcome"], "completed");
+    assert!(attempts[0]["fuel_used"].as_i64().unwrap() > 0);
+
+    let doomed_id = doomed["id"].to_string();
+    let dead = sluice.json(&["jobs", "show", &doomed_id]);
+    assert_eq!(dead["job"]["state"], "dead");
+    assert_eq!(
+        dead["attempts"].as_array().unwrap().len(),
+        1,
+        "fatal: no retry"
+    );
+
+    let stats = sluice.json(&["stats"]);
+    assert_eq!(stats["tenant"], "default");
+    let totals = &stats["totals"];
+    assert_eq!(
+        (totals["completed"].as_i64(), totals["dead"].as_i64()),
+        (Some(1), Some(1)),
+        "{stats}"
+    );
+    assert_eq!(
+        (totals["pending"].as_i64(), totals["ready"].as_i64()),
+        (Some(1), Some(0)),
+        "{stats}"
+    );
+    assert!(
+        stats["oldest_ready_age_seconds"].is_null(),
+        "nothing is ready: {stats}"
+    );
+    assert_eq!(stats["lease_expirations_last_hour"], 0);
+    let types = stats["types"].as_array().unwrap();
+    let row = |name: &str| {
+        types
+            .iter()
+            .find(|t| t["job_type"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(row("doomed")["counts"]["dead"], 1);
+    assert_eq!(row("greet")["counts"]["completed"], 1);
+
+    sluice.ok(&["jobs", "retry", &doomed_id]);
+    let stats = sluice.json(&["stats"]);
+    assert_eq!(stats["totals"]["dead"], 0, "{stats}");
+    assert_eq!(stats["totals"]["ready"], 1, "{stats}");
+    let table = sluice.ok(&["stats"]);
+    assert!(
+        table.contains("doomed") && table.contains("greet"),
+        "{table}"
+    );
+
+    let out = sluice.run(&["stats", "--no-such-flag"]);
+    assert_eq!(out.status.code(), Some(2), "usage errors exit 2");
+    let out = sluice.run(&[
+        "enqueue",
+        "greet",
+        "--bulk",
+        "x.jsonl",
+        "--idempotency-key",
+        "k",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a key names one job, not a bulk file"
+    );
+}

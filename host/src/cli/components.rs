@@ -1,10 +1,11 @@
-//! `sluice component push|list` and `sluice types set|list`: shipping a task component
+//! `sluice component push|list|show` and `sluice types set|list`: shipping a task component
 //! and pointing a job type at it. Validation is the sandbox's; storage is the store's.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::bail;
+use anyhow::Context;
 use clap::Subcommand;
 use sluice_store::{JobTypeSpec, Store};
 
@@ -34,6 +35,12 @@ pub enum ComponentCommand {
     },
     /// List stored components.
     List,
+    /// Show one component (`NAME` for the latest version, or `NAME@VERSION`) and the job
+    /// types that run it.
+    Show {
+        /// `NAME` or `NAME@VERSION`.
+        component: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -117,8 +124,63 @@ pub async fn run_component(
                 },
             );
         }
+        ComponentCommand::Show { component } => {
+            let record = find(store, &global.tenant, &component).await?;
+            let types: Vec<String> = store
+                .list_job_types(Some(&global.tenant))
+                .await?
+                .into_iter()
+                .filter(|t| t.component_id == record.id)
+                .map(|t| t.name)
+                .collect();
+            if printer.is_json() {
+                println!(
+                    "{}",
+                    serde_json::json!({ "component": record, "job_types": types })
+                );
+                return Ok(());
+            }
+            printer.value(
+                &record,
+                &[
+                    ("component", format!("{}@{}", record.name, record.version)),
+                    ("id", record.id.to_string()),
+                    ("sha256", record.sha256.clone()),
+                    ("size", format_size(record.size as u64)),
+                    ("uploaded", record.created_at.to_rfc3339()),
+                    (
+                        "job types",
+                        if types.is_empty() {
+                            "(none)".to_owned()
+                        } else {
+                            types.join(", ")
+                        },
+                    ),
+                ],
+            );
+        }
     }
     Ok(())
+}
+
+/// A component of `tenant` by `NAME` (latest version) or `NAME@VERSION`.
+async fn find(
+    store: &Store,
+    tenant: &str,
+    component: &str,
+) -> anyhow::Result<sluice_store::ComponentRecord> {
+    let (name, version) = match component.split_once('@') {
+        Some((name, version)) => (name, Some(version)),
+        None => (component, None),
+    };
+    store
+        .find_component(tenant, name, version)
+        .await?
+        .with_context(|| {
+            format!(
+                "no component `{component}` for tenant `{tenant}`; `sluice component list` shows them, `sluice component push` uploads one"
+            )
+        })
 }
 
 pub async fn run_types(
@@ -129,17 +191,7 @@ pub async fn run_types(
 ) -> anyhow::Result<()> {
     match command {
         TypesCommand::Set(args) => {
-            let (name, version) = match args.component.split_once('@') {
-                Some((name, version)) => (name, Some(version)),
-                None => (args.component.as_str(), None),
-            };
-            let Some(component) = store.find_component(&global.tenant, name, version).await? else {
-                bail!(
-                    "no component `{}` for tenant `{}`; upload it with `sluice component push`",
-                    args.component,
-                    global.tenant
-                );
-            };
+            let component = find(store, &global.tenant, &args.component).await?;
             let spec = JobTypeSpec {
                 max_attempts: args.max_attempts.unwrap_or(3),
                 backoff_base: args.backoff_base,

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use chrono::{DateTime, Utc};
 use sluice_store::{Enqueued, KeyScope, NewJob, RunAt, Store};
 
@@ -28,7 +28,7 @@ pub struct EnqueueArgs {
     #[arg(long)]
     pub bulk: Option<PathBuf>,
     /// `low`, `medium`, `high`, `critical` or any integer (higher runs first).
-    #[arg(long, value_parser = parse_priority, default_value = "0")]
+    #[arg(long, value_parser = parse_priority, default_value = "medium")]
     pub priority: i32,
     /// Run no earlier than this long from now.
     #[arg(long, value_parser = parse_duration, conflicts_with = "run_at")]
@@ -39,8 +39,8 @@ pub struct EnqueueArgs {
     /// Attempts before the job is dead (default: the job type's).
     #[arg(long)]
     pub max_attempts: Option<i32>,
-    /// Enqueue at most once per key (per tenant).
-    #[arg(long)]
+    /// Enqueue at most once per key (per tenant). Names one job: not with --bulk.
+    #[arg(long, conflicts_with = "bulk")]
     pub idempotency_key: Option<String>,
     /// `retained`: the key stays taken while the job exists; `unfinished`: it frees when
     /// the job finishes.
@@ -96,9 +96,6 @@ pub async fn run(
         },
     };
     if let Some(path) = &args.bulk {
-        if args.idempotency_key.is_some() {
-            bail!("--idempotency-key names one job; it cannot apply to every line of --bulk");
-        }
         return enqueue_bulk(store, printer, template, path).await;
     }
     let payload = match (&args.payload, &args.payload_file) {

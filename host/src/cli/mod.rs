@@ -14,6 +14,7 @@ mod tenants;
 mod schedules;
 mod push;
 mod task_new;
+mod stats;
 mod worker;
 
 use std::path::PathBuf;
@@ -75,6 +76,8 @@ pub enum Command {
     /// Inspect and steer jobs.
     #[command(subcommand)]
     Jobs(jobs::JobsCommand),
+    /// Queue depth per state and job type, oldest ready job, lease expirations.
+    Stats(stats::StatsArgs),
     /// Claim and run jobs.
     Worker(worker::WorkerArgs),
     /// Serve the HTTP API (see docs/http-api.md).
@@ -125,6 +128,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Enqueue(args) => enqueue::run(&store, &cli.global, &printer, args).await?,
         Command::Jobs(command) => jobs::run(&store, &cli.global, &printer, command).await?,
+        Command::Stats(args) => stats::run(&store, &cli.global, &printer, args).await?,
         Command::Worker(args) => worker::run(store, &printer, args).await?,
         Command::Serve(args) => serve::run(store, args).await?,
         Command::Schedules(command) => {

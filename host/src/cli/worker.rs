@@ -1,5 +1,6 @@
 //! `sluice worker`: flags for the claim loop, signal handling, and the exit summary.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -66,6 +67,9 @@ pub struct WorkerArgs {
     /// Scheduler and retention, run beside the claim loop.
     #[command(flatten)]
     pub background: super::background::BackgroundArgs,
+    /// Serve Prometheus metrics at http://ADDR/metrics, e.g. `127.0.0.1:9090`.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::Result<()> {
@@ -102,6 +106,16 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
         budget: args.shutdown_timeout,
     };
 
+    let metrics_server = CancellationToken::new();
+    if let Some(addr) = args.metrics_listen {
+        crate::metrics::serve(
+            addr,
+            store.clone(),
+            config.metrics.clone(),
+            metrics_server.clone(),
+        )
+        .await?;
+    }
     // Scheduler and retention stop with the claim loop (also after --drain).
     let background_stop = shutdown.child_token();
     let counters = super::background::BackgroundCounters::default();
@@ -115,6 +129,7 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
     let summary = worker::run(store, sandbox, config, shutdown).await;
     background_stop.cancel();
     while background.join_next().await.is_some() {}
+    metrics_server.cancel();
     let summary = summary?;
     printer.value(
         &summary,

@@ -16,6 +16,7 @@ use tracing::{Instrument, info, info_span, warn};
 
 use super::completions::Completions;
 use super::registry::{Registry, ResolveError};
+use crate::metrics::Metrics;
 
 /// Why a running attempt is being interrupted. The first reason set wins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,15 +73,18 @@ pub async fn run_attempt(
     job: ClaimedJob,
     interrupt: Interrupt,
     patience: Duration,
+    metrics: Metrics,
 ) -> Recorded {
     let span = info_span!("job", id = job.id, tenant = %job.tenant, r#type = %job.job_type, attempt = job.attempt);
+    let _in_progress = metrics.attempt_started();
+    let (tenant, job_type, attempt) = (job.tenant.clone(), job.job_type.clone(), job.attempt);
     let record = Recorder {
         store: &store,
         completions: &completions,
         lease: job.lease,
         patience,
     };
-    async {
+    let recorded = async {
         let resolved = match registry.resolve(&job.tenant, &job.job_type).await {
             Ok(resolved) => resolved,
             Err(ResolveError::Permanent(message)) => {
@@ -108,6 +112,7 @@ pub async fn run_attempt(
                 interrupt.token.clone(),
             )
             .await;
+        metrics.sandbox_ran(&job.tenant, &job.job_type, &report);
         log_guest_output(&report);
         let fuel_used = Some(report.fuel_used.min(i64::MAX as u64) as i64);
         match report.outcome {
@@ -134,7 +139,9 @@ pub async fn run_attempt(
         }
     }
     .instrument(span)
-    .await
+    .await;
+    metrics.attempt_recorded(&tenant, &job_type, attempt, recorded);
+    recorded
 }
 
 /// Writes one attempt's outcome through the store's fenced statements. Every write goes

@@ -53,6 +53,9 @@ pub(super) async fn renew(
         }
         Err(error) => {
             warn!(%error, "heartbeat failed; retrying soon");
+            config
+                .metrics
+                .store_error(crate::metrics::StoreOperation::heartbeat);
             false
         }
     }
@@ -106,9 +109,17 @@ pub(super) async fn reap(store: &Store, config: &WorkerConfig) {
     match store.reap(1000).await {
         Ok(reaped) if !reaped.is_empty() => {
             WorkerStats::add(&config.stats.reaped, reaped.len() as u64);
+            reaped
+                .iter()
+                .for_each(|job| config.metrics.lease_expired(job));
             info!(count = reaped.len(), "reaped expired leases");
         }
         Ok(_) => debug!("reaper: nothing expired"),
-        Err(error) => warn!(%error, "reaper failed; will retry"),
+        Err(error) => {
+            warn!(%error, "reaper failed; will retry");
+            config
+                .metrics
+                .store_error(crate::metrics::StoreOperation::reap);
+        }
     }
 }

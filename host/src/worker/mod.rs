@@ -30,6 +30,8 @@ use tracing::{info, warn};
 
 pub use attempt::{Interrupt, Recorded, StopReason};
 use registry::Registry;
+
+use crate::metrics::{Metrics, StoreOperation};
 pub use shutdown::ShutdownTimeouts;
 use shutdown::Stopping;
 pub use stats::WorkerStats;
@@ -68,6 +70,8 @@ pub struct WorkerConfig {
     pub limits: Limits,
     /// Counters for metrics; share the `Arc` to read them.
     pub stats: Arc<WorkerStats>,
+    /// Where outcomes, sandbox figures and worker health are counted.
+    pub metrics: Metrics,
 }
 
 impl WorkerConfig {
@@ -85,6 +89,7 @@ impl WorkerConfig {
             shutdown: ShutdownTimeouts::default(),
             limits: Limits::default(),
             stats: Arc::default(),
+            metrics: Metrics::default(),
         }
     }
 }
@@ -138,6 +143,7 @@ impl Slots {
         registry: &Arc<Registry>,
         job: ClaimedJob,
         lease: Duration,
+        metrics: &Metrics,
     ) {
         let interrupt = Interrupt::default();
         let job_id = job.id;
@@ -155,6 +161,7 @@ impl Slots {
             job,
             interrupt,
             lease,
+            metrics.clone(),
         ));
         self.task_jobs.insert(task.id(), job_id);
     }
@@ -232,7 +239,14 @@ pub async fn run(
                 // frees (every finished attempt sets `claim_now`).
                 let idle_slots = claimed.len() < free;
                 for job in claimed {
-                    slots.start(&store, &completions, &registry, job, config.lease);
+                    slots.start(
+                        &store,
+                        &completions,
+                        &registry,
+                        job,
+                        config.lease,
+                        &config.metrics,
+                    );
                 }
                 if idle_slots {
                     next_look = Instant::now() + idle.next_wait(wakeups.listening());
@@ -300,6 +314,7 @@ pub async fn run(
                     }
                 }
                 Wake::ListenLost => {
+                    config.metrics.listener_fallback();
                     idle.reset();
                     claim_now = true;
                 }
@@ -335,6 +350,7 @@ async fn claim(store: &Store, config: &WorkerConfig, free: usize) -> Result<Vec<
     };
     store.claim(&request).await.map_err(|error| {
         warn!(%error, "claim failed; will look again");
+        config.metrics.store_error(StoreOperation::claim);
     })
 }
 

@@ -26,6 +26,7 @@ mod maintenance;
 mod reap;
 mod retention;
 mod schedules;
+mod stats;
 mod tenants;
 mod tokens;
 mod types;
@@ -50,6 +51,7 @@ pub use schedules::{
     CatchUp, DEFAULT_MAX_CATCH_UP, FireReport, NewSchedule, ON_TIME_GRACE, ScheduleRecord,
     parse_cron, parse_tz,
 };
+pub use stats::{StateCounts, Stats, TypeStats};
 pub use tenants::{TenantLimits, TenantRecord};
 pub use tokens::{NewToken, TOKEN_PREFIX, TokenIdentity, TokenRecord, token_hash};
 pub use types::{AttemptOutcome, JobState, KeyScope, Lease, priority};

@@ -17,3 +17,5 @@ mod migrate;
 mod reap;
 mod retention;
 mod schedules;
+mod sql_enqueue;
+mod stats;

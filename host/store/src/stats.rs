@@ -1,0 +1,211 @@
+//! Queue statistics for operators and metrics: how many jobs are in each state per job
+//! type, how long the oldest ready job has waited, and how many leases expired lately.
+//!
+//! Owns: the one read-only statement behind `sluice stats`, `GET /v1/stats` and the
+//! database gauges of `/metrics`. Must not: change any row, or read the host clock (ages
+//! are measured against the database's `now()`).
+//!
+//! Cost: the statement aggregates every row of `sluice.jobs` of the tenant (retention
+//! bounds that table) and the `lease_expired` attempts of the last hour in
+//! `sluice.job_attempts`. It is meant for dashboards and scrapes every few seconds, not for
+//! a hot path: the metrics endpoint caches its result.
+
+use chrono::{DateTime, Utc};
+
+use crate::tenants::validate_tenant_id;
+use crate::types::JobState;
+use crate::{Store, StoreError};
+
+/// The whole picture, of one tenant or of all. Totals are the sums of `types`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Stats {
+    /// The tenant the figures are scoped to; `None` means every tenant.
+    pub tenant: Option<String>,
+    /// Database time when the figures were taken.
+    pub as_of: DateTime<Utc>,
+    /// Jobs per state, summed over `types`.
+    pub totals: StateCounts,
+    /// Seconds the oldest ready job (pending, `run_at <= now()`) has been waiting since
+    /// its `run_at`; `None` when no job is ready.
+    pub oldest_ready_age_seconds: Option<f64>,
+    /// Attempts the reaper ended because their lease expired (their host died or stalled)
+    /// within the last hour.
+    pub lease_expirations_last_hour: i64,
+    /// One row per (tenant, job type) that is registered or has jobs, by tenant and type.
+    pub types: Vec<TypeStats>,
+}
+
+/// Jobs per state. `ready` is the part of `pending` that is due now; the rest waits for
+/// its `run_at` (a delay or a retry backoff).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct StateCounts {
+    pub pending: i64,
+    pub ready: i64,
+    pub running: i64,
+    pub completed: i64,
+    pub dead: i64,
+    pub cancelled: i64,
+}
+
+impl StateCounts {
+    /// The count of one state (`ready` is not a state: it is part of `pending`).
+    pub fn get(&self, state: JobState) -> i64 {
+        match state {
+            JobState::Pending => self.pending,
+            JobState::Running => self.running,
+            JobState::Completed => self.completed,
+            JobState::Dead => self.dead,
+            JobState::Cancelled => self.cancelled,
+        }
+    }
+
+    fn add(&mut self, other: &StateCounts) {
+        self.pending += other.pending;
+        self.ready += other.ready;
+        self.running += other.running;
+        self.completed += other.completed;
+        self.dead += other.dead;
+        self.cancelled += other.cancelled;
+    }
+}
+
+/// Figures of one job type of one tenant.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct TypeStats {
+    pub tenant: String,
+    pub job_type: String,
+    /// False when jobs of this type exist but the type is no longer registered (the
+    /// worker fails them when it claims them).
+    pub registered: bool,
+    pub counts: StateCounts,
+    /// See [`Stats::oldest_ready_age_seconds`].
+    pub oldest_ready_age_seconds: Option<f64>,
+    /// See [`Stats::lease_expirations_last_hour`].
+    pub lease_expirations_last_hour: i64,
+}
+
+/// One row per (tenant, job type): registered types with their job counts (zero when
+/// they have none) and types that only exist in `jobs`. `$1` scopes to a tenant.
+const STATS: &str = "
+WITH depth AS (
+    SELECT tenant, job_type,
+           count(*) FILTER (WHERE state = 'pending') AS pending,
+           count(*) FILTER (WHERE state = 'pending' AND run_at <= now()) AS ready,
+           count(*) FILTER (WHERE state = 'running') AS running,
+           count(*) FILTER (WHERE state = 'completed') AS completed,
+           count(*) FILTER (WHERE state = 'dead') AS dead,
+           count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
+           min(run_at) FILTER (WHERE state = 'pending' AND run_at <= now()) AS oldest_ready
+    FROM sluice.jobs
+    WHERE ($1::text IS NULL OR tenant = $1)
+    GROUP BY tenant, job_type
+),
+expired AS (
+    SELECT j.tenant, j.job_type, count(*) AS expirations
+    FROM sluice.job_attempts a
+    JOIN sluice.jobs j ON j.id = a.job_id
+    WHERE a.outcome = 'lease_expired' AND a.finished_at >= now() - interval '1 hour'
+      AND ($1::text IS NULL OR j.tenant = $1)
+    GROUP BY j.tenant, j.job_type
+),
+registered AS (
+    SELECT tenant, name AS job_type FROM sluice.job_types
+    WHERE ($1::text IS NULL OR tenant = $1)
+)
+SELECT coalesce(d.tenant, r.tenant) AS tenant,
+       coalesce(d.job_type, r.job_type) AS job_type,
+       r.job_type IS NOT NULL AS registered,
+       coalesce(d.pending, 0) AS pending, coalesce(d.ready, 0) AS ready,
+       coalesce(d.running, 0) AS running, coalesce(d.completed, 0) AS completed,
+       coalesce(d.dead, 0) AS dead, coalesce(d.cancelled, 0) AS cancelled,
+       extract(epoch FROM now() - d.oldest_ready)::float8 AS oldest_ready_age_seconds,
+       coalesce(e.expirations, 0) AS lease_expirations_last_hour,
+       now() AS as_of
+FROM depth d
+FULL JOIN registered r ON r.tenant = d.tenant AND r.job_type = d.job_type
+LEFT JOIN expired e ON e.tenant = d.tenant AND e.job_type = d.job_type
+ORDER BY 1, 2
+";
+
+const DB_NOW: &str = "SELECT now()";
+
+#[derive(sqlx::FromRow)]
+struct StatsRow {
+    tenant: String,
+    job_type: String,
+    registered: bool,
+    pending: i64,
+    ready: i64,
+    running: i64,
+    completed: i64,
+    dead: i64,
+    cancelled: i64,
+    oldest_ready_age_seconds: Option<f64>,
+    lease_expirations_last_hour: i64,
+    as_of: DateTime<Utc>,
+}
+
+impl Store {
+    /// Queue statistics of one tenant (`Some`) or of every tenant (`None`, for admins
+    /// and metrics). An unknown or malformed tenant simply has no jobs: the result is
+    /// all zeros, as for a tenant with nothing queued (no existence is revealed).
+    #[tracing::instrument(name = "store.stats", level = "debug", skip(self))]
+    pub async fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError> {
+        if let Some(id) = tenant
+            && validate_tenant_id(id).is_err()
+        {
+            return Ok(Stats::from_rows(tenant, self.db_now().await?, Vec::new()));
+        }
+        let rows: Vec<StatsRow> = sqlx::query_as(STATS)
+            .bind(tenant)
+            .fetch_all(&self.pool)
+            .await?;
+        let as_of = match rows.first() {
+            Some(row) => row.as_of,
+            None => self.db_now().await?,
+        };
+        Ok(Stats::from_rows(tenant, as_of, rows))
+    }
+
+    async fn db_now(&self) -> Result<DateTime<Utc>, StoreError> {
+        Ok(sqlx::query_scalar(DB_NOW).fetch_one(&self.pool).await?)
+    }
+}
+
+impl Stats {
+    fn from_rows(tenant: Option<&str>, as_of: DateTime<Utc>, rows: Vec<StatsRow>) -> Stats {
+        let types: Vec<TypeStats> = rows
+            .into_iter()
+            .map(|row| TypeStats {
+                tenant: row.tenant,
+                job_type: row.job_type,
+                registered: row.registered,
+                counts: StateCounts {
+                    pending: row.pending,
+                    ready: row.ready,
+                    running: row.running,
+                    completed: row.completed,
+                    dead: row.dead,
+                    cancelled: row.cancelled,
+                },
+                oldest_ready_age_seconds: row.oldest_ready_age_seconds.map(|s| s.max(0.0)),
+                lease_expirations_last_hour: row.lease_expirations_last_hour,
+            })
+            .collect();
+        let mut totals = StateCounts::default();
+        for t in &types {
+            totals.add(&t.counts);
+        }
+        Stats {
+            tenant: tenant.map(str::to_owned),
+            as_of,
+            totals,
+            oldest_ready_age_seconds: types
+                .iter()
+                .filter_map(|t| t.oldest_ready_age_seconds)
+                .reduce(f64::max),
+            lease_expirations_last_hour: types.iter().map(|t| t.lease_expirations_last_hour).sum(),
+            types,
+        }
+    }
+}
