@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::bail;
 use anyhow::Context;
 use clap::Subcommand;
 use sluice_store::{JobTypeSpec, Store};

@@ -9,12 +9,12 @@ mod components;
 mod enqueue;
 mod jobs;
 mod output;
-mod serve;
-mod tenants;
-mod schedules;
 mod push;
-mod task_new;
+mod schedules;
+mod serve;
 mod stats;
+mod task_new;
+mod tenants;
 mod worker;
 
 use std::path::PathBuf;

@@ -66,7 +66,10 @@ pub async fn push(
     let progress = Progress::new(printer.is_json());
     // The tenant's own cap, when it has one, wins over --max-size.
     let max_size = match store.get_tenant(&global.tenant).await? {
-        Some(tenant) => tenant.limits.component_limit(args.max_size).min(args.max_size),
+        Some(tenant) => tenant
+            .limits
+            .component_limit(args.max_size)
+            .min(args.max_size),
         None => args.max_size,
     };
 

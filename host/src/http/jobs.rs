@@ -53,6 +53,9 @@ pub async fn enqueue(
     let job = request.into_new_job(&caller.tenant, "")?;
     caller.take_enqueue_tokens(&state, 1)?;
     let enqueued = state.store().enqueue(&job).await?;
+    if enqueued.created {
+        state.metrics().job_enqueued(&caller.tenant, &job.job_type);
+    }
     let view = load(&state, &caller, enqueued.id).await?;
     let status = if enqueued.created {
         StatusCode::CREATED
@@ -95,6 +98,11 @@ pub async fn enqueue_batch(
         .collect::<Result<Vec<_>, _>>()?;
     caller.take_enqueue_tokens(&state, jobs.len())?;
     let results = state.store().enqueue_many(&jobs).await?;
+    for (job, result) in jobs.iter().zip(&results) {
+        if result.created {
+            state.metrics().job_enqueued(&caller.tenant, &job.job_type);
+        }
+    }
     Ok(Json(BatchResponse {
         jobs: results.into_iter().map(BatchItem::from).collect(),
     }))

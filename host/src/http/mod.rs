@@ -19,6 +19,7 @@ mod openapi;
 mod rate_limit;
 mod router;
 mod state;
+mod stats;
 
 use std::future::Future;
 

@@ -13,7 +13,7 @@ use utoipa_axum::routes;
 use super::error::{method_not_allowed, route_not_found};
 use super::openapi::ApiDoc;
 use super::state::AppState;
-use super::{components, health, job_types, jobs, openapi};
+use super::{components, health, job_types, jobs, openapi, stats};
 
 /// The documented API: every route here is in the OpenAPI document.
 pub fn api_routes(state: &AppState) -> OpenApiRouter<AppState> {
@@ -32,13 +32,12 @@ pub fn api_routes(state: &AppState) -> OpenApiRouter<AppState> {
         // Uploads read the raw body with the tenant's component size limit (413 above
         // it); `DefaultBodyLimit` only applies to the JSON extractors.
         .routes(routes!(components::put_component))
+        .routes(routes!(stats::stats))
         .routes(routes!(health::healthz))
         .routes(routes!(openapi::openapi_json))
         .layer(DefaultBodyLimit::max(state.config().max_request_body))
-    // Hook for the operations routes: `GET /v1/stats` (tenant-scoped, a `Caller`
-    // extractor and the store's stats query) is added here with `.routes(routes!(..))`
-    // so it is documented; `GET /metrics` is merged in `app` below, outside the
-    // documented API, with or without authentication.
+    // `GET /metrics` is merged in `app` below, outside the documented API, without
+    // authentication (Prometheus scrapers; it shows counts, never job contents).
 }
 
 /// The whole application: the API plus fallbacks, with its state. Also records the
@@ -49,8 +48,10 @@ pub fn app(state: AppState) -> Router {
         .to_pretty_json()
         .expect("the generated OpenAPI document serialises");
     state.set_openapi_json(json);
+    let metrics = crate::metrics::router(state.store().clone(), state.metrics().clone());
     router
         .fallback(route_not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
+        .merge(metrics)
 }

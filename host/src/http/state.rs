@@ -62,6 +62,7 @@ struct Inner {
     config: ServeConfig,
     rate_limiter: RateLimiter,
     openapi: OnceLock<String>,
+    metrics: crate::metrics::Metrics,
 }
 
 impl AppState {
@@ -74,12 +75,18 @@ impl AppState {
                 config,
                 rate_limiter: RateLimiter::default(),
                 openapi: OnceLock::new(),
+                metrics: crate::metrics::Metrics::new(),
             }),
         }
     }
 
     pub fn store(&self) -> &Store {
         &self.inner.store
+    }
+
+    /// This process's metrics (served at `/metrics`).
+    pub fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.inner.metrics
     }
 
     pub fn sandbox(&self) -> &Sandbox {

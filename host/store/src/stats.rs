@@ -127,8 +127,6 @@ LEFT JOIN expired e ON e.tenant = d.tenant AND e.job_type = d.job_type
 ORDER BY 1, 2
 ";
 
-const DB_NOW: &str = "SELECT now()";
-
 #[derive(sqlx::FromRow)]
 struct StatsRow {
     tenant: String,
@@ -165,10 +163,6 @@ impl Store {
             None => self.db_now().await?,
         };
         Ok(Stats::from_rows(tenant, as_of, rows))
-    }
-
-    async fn db_now(&self) -> Result<DateTime<Utc>, StoreError> {
-        Ok(sqlx::query_scalar(DB_NOW).fetch_one(&self.pool).await?)
     }
 }
 
