@@ -18,6 +18,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ("get", "/v1/components"),
     ("put", "/v1/job-types/{type}"),
     ("get", "/v1/job-types"),
+    ("get", "/v1/stats"),
     ("get", "/healthz"),
     ("get", "/v1/openapi.json"),
 ];
@@ -27,6 +28,12 @@ async fn health_and_unknown_routes_answer_in_the_api_shape(pool: PgPool) {
     let api = Api::start(&pool).await;
     let (status, body) = json(api.get("/healthz", "").await).await;
     assert_eq!((status, body["status"].as_str()), (200, Some("ok")));
+
+    // Prometheus text, without a token (metrics show counts, never job contents).
+    let metrics = api.get("/metrics", "").await;
+    assert_eq!(metrics.status().as_u16(), 200);
+    let text = metrics.text().await.unwrap();
+    assert!(text.contains("# TYPE sluice_"), "{text}");
 
     let (status, body) = json(api.get("/v1/nothing-here", "").await).await;
     assert_eq!(status, 404);
