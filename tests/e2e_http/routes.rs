@@ -93,3 +93,27 @@ async fn the_openapi_document_lists_every_route_the_router_serves(pool: PgPool) 
         "{doc}"
     );
 }
+
+/// `sluice serve --metrics-auth`: `/metrics` answers an admin token only.
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn metrics_auth_lets_only_admin_tokens_scrape(pool: PgPool) {
+    let api = Api::start_with(
+        &pool,
+        sluice::http::ServeConfig {
+            admin_token: Some(crate::http_support::ENV_ADMIN_TOKEN.into()),
+            metrics_require_admin: true,
+            ..sluice::http::ServeConfig::default()
+        },
+    )
+    .await;
+    let tenant_token = api.tenant("acme").await;
+    let (status, body) = json(api.get("/metrics", "").await).await;
+    assert_eq!((status, error_of(&body).0.as_str()), (401, "unauthorized"));
+    let (status, body) = json(api.get("/metrics", &tenant_token).await).await;
+    assert_eq!((status, error_of(&body).0.as_str()), (403, "forbidden"));
+    let admin = api
+        .get("/metrics", crate::http_support::ENV_ADMIN_TOKEN)
+        .await;
+    assert_eq!(admin.status().as_u16(), 200);
+    assert!(admin.text().await.unwrap().contains("# TYPE sluice_"));
+}

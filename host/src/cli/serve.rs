@@ -25,6 +25,9 @@ pub struct ServeArgs {
     /// Largest JSON request body.
     #[arg(long, value_parser = parse_size, default_value = "16MiB")]
     pub max_request_body: u64,
+    /// Require an admin token (`Authorization: Bearer …`) on `/metrics`.
+    #[arg(long)]
+    pub metrics_auth: bool,
 }
 
 pub async fn run(store: Store, args: ServeArgs) -> anyhow::Result<()> {
@@ -52,6 +55,7 @@ pub async fn run(store: Store, args: ServeArgs) -> anyhow::Result<()> {
             default_max_component_bytes: args.max_component_size,
             max_request_body: usize::try_from(args.max_request_body)
                 .context("--max-request-body is too large")?,
+            metrics_require_admin: args.metrics_auth,
         },
     );
     let listener = tokio::net::TcpListener::bind(args.listen)

@@ -28,6 +28,8 @@ pub struct Caller {
     /// The tenant this request acts for; every store call is scoped to it.
     pub tenant: String,
     pub limits: TenantLimits,
+    /// An admin token (may act for any tenant).
+    pub admin: bool,
 }
 
 impl Caller {
@@ -121,6 +123,28 @@ impl FromRequestParts<AppState> for Caller {
         Ok(Caller {
             tenant,
             limits: record.limits,
+            admin,
         })
     }
+}
+
+/// Middleware for `/metrics` under `sluice serve --metrics-auth`: only an admin token
+/// passes (metrics cover every tenant).
+pub async fn require_admin(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Result<axum::response::Response, ApiError> {
+    let (mut parts, body) = request.into_parts();
+    let caller = Caller::from_request_parts(&mut parts, &state).await?;
+    if !caller.admin {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "/metrics needs an admin token (sluice serve --metrics-auth)",
+        ));
+    }
+    Ok(next
+        .run(axum::extract::Request::from_parts(parts, body))
+        .await)
 }

@@ -37,7 +37,7 @@ pub fn api_routes(state: &AppState) -> OpenApiRouter<AppState> {
         .routes(routes!(openapi::openapi_json))
         .layer(DefaultBodyLimit::max(state.config().max_request_body))
     // `GET /metrics` is merged in `app` below, outside the documented API, without
-    // authentication (Prometheus scrapers; it shows counts, never job contents).
+    // authentication unless `--metrics-auth` (it shows counts, never job contents).
 }
 
 /// The whole application: the API plus fallbacks, with its state. Also records the
@@ -48,7 +48,13 @@ pub fn app(state: AppState) -> Router {
         .to_pretty_json()
         .expect("the generated OpenAPI document serialises");
     state.set_openapi_json(json);
-    let metrics = crate::metrics::router(state.store().clone(), state.metrics().clone());
+    let mut metrics = crate::metrics::router(state.store().clone(), state.metrics().clone());
+    if state.config().metrics_require_admin {
+        metrics = metrics.layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            super::auth::require_admin,
+        ));
+    }
     router
         .fallback(route_not_found)
         .method_not_allowed_fallback(method_not_allowed)

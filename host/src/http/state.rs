@@ -20,6 +20,8 @@ pub struct ServeConfig {
     pub default_max_component_bytes: u64,
     /// Largest request body outside component uploads (JSON requests).
     pub max_request_body: usize,
+    /// `/metrics` asks for an admin token (default: open, for Prometheus scrapers).
+    pub metrics_require_admin: bool,
 }
 
 impl std::fmt::Debug for ServeConfig {
@@ -44,6 +46,7 @@ impl Default for ServeConfig {
             admin_token: None,
             default_max_component_bytes: 50 << 20,
             max_request_body: 16 << 20,
+            metrics_require_admin: false,
         }
     }
 }

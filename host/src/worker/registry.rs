@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
 use sluice_sandbox::{Limits, Sandbox, TaskComponent};
-use sluice_store::{Backoff, JobTypeRecord, Store};
+use sluice_store::{Backoff, JobTypeRecord, Store, TenantLimits};
 
 /// How long a job type record is trusted before it is read again.
 const JOB_TYPE_TTL: Duration = Duration::from_secs(5);
@@ -41,6 +41,7 @@ pub struct Registry {
     sandbox: Sandbox,
     defaults: Limits,
     types: Mutex<HashMap<(String, String), (Instant, JobTypeRecord)>>,
+    tenants: Mutex<HashMap<String, (Instant, TenantLimits)>>,
     components: tokio::sync::Mutex<HashMap<i64, TaskComponent>>,
 }
 
@@ -51,6 +52,7 @@ impl Registry {
             sandbox,
             defaults,
             types: Mutex::default(),
+            tenants: Mutex::default(),
             components: tokio::sync::Mutex::default(),
         })
     }
@@ -67,10 +69,11 @@ impl Registry {
         job_type: &str,
     ) -> Result<ResolvedType, ResolveError> {
         let record = self.job_type(tenant, job_type).await?;
+        let caps = self.tenant_caps(tenant).await?;
         let component = self.component(record.component_id).await?;
         Ok(ResolvedType {
             component,
-            limits: limits_for(&self.defaults, &record),
+            limits: capped(limits_for(&self.defaults, &record), &caps),
             backoff: record.backoff(Backoff::default()),
         })
     }
@@ -97,6 +100,30 @@ impl Registry {
             .expect("registry lock")
             .insert(key, (Instant::now(), record.clone()));
         Ok(record)
+    }
+
+    /// The tenant's caps, cached like job types (`sluice tenants limits` takes effect
+    /// within the TTL).
+    async fn tenant_caps(&self, tenant: &str) -> Result<TenantLimits, ResolveError> {
+        if let Some((at, caps)) = self.tenants.lock().expect("registry lock").get(tenant)
+            && at.elapsed() < JOB_TYPE_TTL
+        {
+            return Ok(caps.clone());
+        }
+        let caps = self
+            .store
+            .get_tenant(tenant)
+            .await
+            .context("load tenant")?
+            .map(|t| t.limits)
+            .ok_or_else(|| {
+                ResolveError::Permanent(format!("tenant `{tenant}` no longer exists"))
+            })?;
+        self.tenants
+            .lock()
+            .expect("registry lock")
+            .insert(tenant.to_owned(), (Instant::now(), caps.clone()));
+        Ok(caps)
     }
 
     async fn component(&self, component_id: i64) -> Result<TaskComponent, ResolveError> {
@@ -130,6 +157,25 @@ impl Registry {
     }
 }
 
+/// The tenant's caps over whatever the type and host defaults gave: a type that leaves a
+/// limit unset runs under the host default, but never above its tenant's cap.
+fn capped(mut limits: Limits, caps: &TenantLimits) -> Limits {
+    let cap = |cap: Option<i64>, slot: &mut u64| {
+        if let Some(c) = cap {
+            *slot = (*slot).min(c.max(0) as u64);
+        }
+    };
+    cap(caps.max_fuel, &mut limits.fuel);
+    cap(caps.max_memory_bytes, &mut limits.memory_bytes);
+    cap(caps.max_output_bytes, &mut limits.output_bytes);
+    cap(caps.max_log_bytes, &mut limits.log_bytes);
+    if let Some(ms) = caps.max_timeout_ms {
+        let most = Duration::from_millis(ms.max(1) as u64);
+        limits.timeout = Some(limits.timeout.map_or(most, |t| t.min(most)));
+    }
+    limits
+}
+
 /// Job-type limits over the host defaults: a type may only set what it names.
 fn limits_for(defaults: &Limits, record: &JobTypeRecord) -> Limits {
     let mut limits = defaults.clone();
@@ -146,4 +192,34 @@ fn limits_for(defaults: &Limits, record: &JobTypeRecord) -> Limits {
     set(record.output_bytes, &mut limits.output_bytes);
     set(record.log_bytes, &mut limits.log_bytes);
     limits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tenant_caps_bound_type_and_host_limits_but_never_raise_them() {
+        let host = Limits {
+            fuel: 5_000_000_000,
+            timeout: None,
+            memory_bytes: 128 << 20,
+            ..Limits::default()
+        };
+        let caps = TenantLimits {
+            max_fuel: Some(1_000_000),
+            max_timeout_ms: Some(30_000),
+            max_memory_bytes: Some(1 << 30),
+            ..TenantLimits::default()
+        };
+        let got = capped(host.clone(), &caps);
+        assert_eq!(got.fuel, 1_000_000);
+        // "No timeout" becomes the tenant's cap.
+        assert_eq!(got.timeout, Some(Duration::from_secs(30)));
+        // A cap above the limit leaves it alone.
+        assert_eq!(got.memory_bytes, 128 << 20);
+        // No caps: nothing changes.
+        let same = capped(host.clone(), &TenantLimits::default());
+        assert_eq!((same.fuel, same.timeout), (host.fuel, host.timeout));
+    }
 }

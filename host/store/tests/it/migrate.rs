@@ -19,14 +19,25 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
     store.migrate().await.unwrap();
     store.migrate().await.unwrap();
     assert_eq!(applied().await, before);
-    let tables: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM pg_tables WHERE schemaname = 'sluice'")
-            .fetch_one(&pool)
-            .await
-            .unwrap();
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT tablename::text FROM pg_tables WHERE schemaname = 'sluice' ORDER BY 1",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
     assert_eq!(
-        tables, 5,
-        "tenants, components, job_types, jobs, job_attempts"
+        tables,
+        [
+            "api_tokens",
+            "components",
+            "job_attempts",
+            "job_types",
+            "jobs",
+            "maintenance_runs",
+            "schedule_slots",
+            "schedules",
+            "tenants",
+        ]
     );
 
     // The hot table carries exactly these indexes: each one costs every insert and
