@@ -19,5 +19,7 @@ mod isolation;
 mod jobs;
 #[path = "e2e_http/routes.rs"]
 mod routes;
+#[path = "e2e_http/schedules.rs"]
+mod schedules;
 #[path = "e2e_http/tokens.rs"]
 mod tokens;

@@ -72,7 +72,10 @@ impl From<Enqueued> for BatchItem {
     }
 }
 
-fn parse_priority(value: Option<&serde_json::Value>, field: &str) -> Result<i32, ApiError> {
+pub(super) fn parse_priority(
+    value: Option<&serde_json::Value>,
+    field: &str,
+) -> Result<i32, ApiError> {
     let bad = |shown: &dyn std::fmt::Display| {
         ApiError::bad_request(format!(
             "invalid {field}: {shown} is not a priority; use low, medium, high, critical or an integer"

@@ -18,6 +18,7 @@ mod jobs;
 mod openapi;
 mod rate_limit;
 mod router;
+mod schedules;
 mod state;
 mod stats;
 

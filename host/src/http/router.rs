@@ -13,7 +13,7 @@ use utoipa_axum::routes;
 use super::error::{method_not_allowed, route_not_found};
 use super::openapi::ApiDoc;
 use super::state::AppState;
-use super::{components, health, job_types, jobs, openapi, stats};
+use super::{components, health, job_types, jobs, openapi, schedules, stats};
 
 /// The documented API: every route here is in the OpenAPI document.
 pub fn api_routes(state: &AppState) -> OpenApiRouter<AppState> {
@@ -32,6 +32,13 @@ pub fn api_routes(state: &AppState) -> OpenApiRouter<AppState> {
         // Uploads read the raw body with the tenant's component size limit (413 above
         // it); `DefaultBodyLimit` only applies to the JSON extractors.
         .routes(routes!(components::put_component))
+        .routes(routes!(
+            schedules::create_schedule,
+            schedules::list_schedules
+        ))
+        .routes(routes!(schedules::get_schedule, schedules::delete_schedule))
+        .routes(routes!(schedules::pause_schedule))
+        .routes(routes!(schedules::resume_schedule))
         .routes(routes!(stats::stats))
         .routes(routes!(health::healthz))
         .routes(routes!(openapi::openapi_json))

@@ -1,0 +1,185 @@
+//! `/v1/schedules`: cron schedules of the caller's tenant, the HTTP face of
+//! `sluice schedules` (docs/schedules.md). Validation of the cron expression and the time
+//! zone is the store's; this module parses the request fields the store cannot see.
+//!
+//! Must not: fire schedules (the scheduler in every worker does) or touch another
+//! tenant's (every store call is scoped to the caller's tenant).
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use sluice_store::{CatchUp, NewSchedule, ScheduleRecord};
+use utoipa::ToSchema;
+
+use super::auth::Caller;
+use super::error::{ApiError, ApiJson, ErrorBody};
+use super::job_views::parse_priority;
+use super::state::AppState;
+use crate::units::parse_duration;
+
+/// A schedule to create.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleRequest {
+    /// Unique per tenant.
+    pub name: String,
+    /// 5 fields (`*/5 * * * *`), or 6 with seconds first.
+    pub cron: String,
+    /// IANA time zone (default `UTC`).
+    pub tz: Option<String>,
+    /// The job type every slot enqueues.
+    #[serde(rename = "type")]
+    pub job_type: String,
+    /// Any JSON value (default `{}`).
+    #[schema(value_type = Object)]
+    pub payload: Option<serde_json::Value>,
+    /// `low`, `medium`, `high`, `critical` or an integer.
+    #[schema(value_type = Option<String>, example = "high")]
+    pub priority: Option<serde_json::Value>,
+    pub max_attempts: Option<i32>,
+    /// Each job runs at its slot plus up to this much (`30s`).
+    pub jitter: Option<String>,
+    /// `none`, `latest` (default) or `all`.
+    pub catch_up: Option<String>,
+    /// With `all`: how many missed slots run at most (default 10).
+    pub max_catch_up: Option<u32>,
+}
+
+impl ScheduleRequest {
+    fn into_new(self, tenant: &str) -> Result<NewSchedule, ApiError> {
+        let mut spec = NewSchedule::new(tenant, self.name, self.cron, self.job_type);
+        if let Some(tz) = self.tz {
+            spec.tz = tz;
+        }
+        if let Some(payload) = self.payload {
+            spec.payload = payload.to_string().into_bytes();
+        }
+        spec.priority = parse_priority(self.priority.as_ref(), "priority")?;
+        spec.max_attempts = self.max_attempts;
+        if let Some(jitter) = self.jitter {
+            spec.jitter = parse_duration(&jitter)
+                .map_err(|e| ApiError::bad_request(format!("invalid jitter: {e}")))?;
+        }
+        if let Some(policy) = self.catch_up {
+            spec.catch_up = policy
+                .parse::<CatchUp>()
+                .map_err(|e| ApiError::bad_request(format!("invalid catch_up: {e}")))?;
+        }
+        if let Some(n) = self.max_catch_up {
+            spec.max_catch_up = n;
+        }
+        Ok(spec)
+    }
+}
+
+fn missing(name: &str) -> ApiError {
+    ApiError::not_found(format!("schedule {name:?} not found"))
+}
+
+/// Create a schedule; a bad cron expression or time zone is a 400 naming it.
+#[utoipa::path(
+    post, path = "/v1/schedules", tag = "schedules",
+    request_body = ScheduleRequest,
+    responses(
+        (status = 201, description = "The stored schedule, with its next slot"),
+        (status = 400, description = "Malformed field, cron expression or time zone (named)", body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, description = "Unknown job type", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn create_schedule(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiJson(request): ApiJson<ScheduleRequest>,
+) -> Result<(StatusCode, Json<ScheduleRecord>), ApiError> {
+    let spec = request.into_new(&caller.tenant)?;
+    let record = state.store().create_schedule(&spec).await?;
+    Ok((StatusCode::CREATED, Json(record)))
+}
+
+/// The tenant's schedules, with their counters (fired, skipped slots).
+#[utoipa::path(
+    get, path = "/v1/schedules", tag = "schedules",
+    responses((status = 200, description = "Every schedule of the tenant"), (status = 401, body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn list_schedules(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<Vec<ScheduleRecord>>, ApiError> {
+    Ok(Json(
+        state.store().list_schedules(Some(&caller.tenant)).await?,
+    ))
+}
+
+/// One schedule.
+#[utoipa::path(
+    get, path = "/v1/schedules/{name}", tag = "schedules",
+    params(("name" = String, Path, description = "Schedule name")),
+    responses((status = 200, description = "The schedule"), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn get_schedule(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Json<ScheduleRecord>, ApiError> {
+    state
+        .store()
+        .get_schedule(&caller.tenant, &name)
+        .await?
+        .map(Json)
+        .ok_or_else(|| missing(&name))
+}
+
+/// Stop firing (slots that pass while paused are not counted as missed).
+#[utoipa::path(
+    post, path = "/v1/schedules/{name}/pause", tag = "schedules",
+    params(("name" = String, Path, description = "Schedule name")),
+    responses((status = 200, description = "The paused schedule"), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn pause_schedule(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Json<ScheduleRecord>, ApiError> {
+    Ok(Json(
+        state.store().pause_schedule(&caller.tenant, &name).await?,
+    ))
+}
+
+/// Fire again, from the next slot after now.
+#[utoipa::path(
+    post, path = "/v1/schedules/{name}/resume", tag = "schedules",
+    params(("name" = String, Path, description = "Schedule name")),
+    responses((status = 200, description = "The resumed schedule"), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn resume_schedule(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Json<ScheduleRecord>, ApiError> {
+    Ok(Json(
+        state.store().resume_schedule(&caller.tenant, &name).await?,
+    ))
+}
+
+/// Delete a schedule (jobs it already enqueued stay).
+#[utoipa::path(
+    delete, path = "/v1/schedules/{name}", tag = "schedules",
+    params(("name" = String, Path, description = "Schedule name")),
+    responses((status = 204, description = "Deleted"), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    security(("bearer" = []))
+)]
+pub async fn delete_schedule(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    state.store().delete_schedule(&caller.tenant, &name).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
