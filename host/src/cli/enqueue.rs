@@ -147,6 +147,20 @@ async fn enqueue_bulk(
             ..template.clone()
         });
     }
+    // A bar on stderr (hidden with --json and when stderr is not a terminal).
+    let bar = if printer.is_json() {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::with_draw_target(
+            Some(jobs.len() as u64),
+            indicatif::ProgressDrawTarget::stderr(),
+        )
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("enqueue [{bar:30}] {pos}/{len} jobs [{elapsed}]")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
     let mut created = 0usize;
     for chunk in jobs.chunks(BULK_CHUNK) {
         created += store
@@ -155,13 +169,9 @@ async fn enqueue_bulk(
             .iter()
             .filter(|e| e.created)
             .count();
-        if !printer.is_json() {
-            eprint!("\renqueued {created}/{}", jobs.len());
-        }
+        bar.inc(chunk.len() as u64);
     }
-    if !printer.is_json() {
-        eprintln!();
-    }
+    bar.finish_and_clear();
     let summary = serde_json::json!({ "enqueued": created, "lines": jobs.len() });
     printer.value(&summary, &[("enqueued", created.to_string())]);
     Ok(())

@@ -25,15 +25,22 @@ pub enum JobsCommand {
     /// Cancel a pending job, or interrupt a running one.
     Cancel { id: i64 },
     /// Send a dead or cancelled job back to the queue with fresh attempts; with
-    /// `--all-dead`, every dead job of the tenant (optionally of one `--type`).
+    /// `--all-dead` (or `--state dead`), every dead job of the tenant (optionally of one
+    /// `--type`).
     Retry {
-        #[arg(required_unless_present = "all_dead", conflicts_with = "all_dead")]
+        #[arg(
+            required_unless_present_any = ["all_dead", "state"],
+            conflicts_with_all = ["all_dead", "state"]
+        )]
         id: Option<i64>,
         /// Retry the whole dead letter instead of one job.
         #[arg(long)]
         all_dead: bool,
-        /// With --all-dead: only jobs of this type.
-        #[arg(long = "type", requires = "all_dead")]
+        /// The same as --all-dead: `--state dead` (the only state retried in bulk).
+        #[arg(long, value_parser = ["dead"], conflicts_with = "all_dead")]
+        state: Option<String>,
+        /// With --all-dead / --state dead: only jobs of this type.
+        #[arg(long = "type", conflicts_with = "id")]
         job_type: Option<String>,
     },
 }
