@@ -36,7 +36,7 @@ pub async fn latency(
     rate: f64,
     concurrency: usize,
 ) -> anyhow::Result<serde_json::Value> {
-    if !(rate > 0.0) {
+    if rate.is_nan() || rate <= 0.0 {
         bail!("--rate must be positive, got {rate}");
     }
     let mut config = WorkerConfig::new("bench-latency");
