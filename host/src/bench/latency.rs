@@ -52,7 +52,12 @@ pub async fn latency(
         .await?
         .id;
     let warm_deadline = Instant::now() + Duration::from_secs(60);
-    while store.get(Some(BENCH_TENANT), warm).await?.and_then(|j| j.output).is_none() {
+    while store
+        .get(Some(BENCH_TENANT), warm)
+        .await?
+        .and_then(|j| j.output)
+        .is_none()
+    {
         if Instant::now() > warm_deadline {
             bail!("the warm-up job did not complete within a minute");
         }

@@ -61,13 +61,10 @@ pub enum Scope {
 
 /// Priority labels of the design: low=0, medium=10, high=20, critical=30.
 pub fn parse_priority(text: &str) -> Result<i32, String> {
-    match text {
-        "low" => Ok(0),
-        "medium" => Ok(10),
-        "high" => Ok(20),
-        "critical" => Ok(30),
-        other => other.parse().map_err(|_| {
-            format!("`{other}` is not a priority; use low, medium, high, critical or an integer")
+    match sluice_store::priority::from_label(text) {
+        Some(value) => Ok(value),
+        None => text.parse().map_err(|_| {
+            format!("`{text}` is not a priority; use low, medium, high, critical or an integer")
         }),
     }
 }

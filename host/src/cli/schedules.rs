@@ -45,7 +45,7 @@ pub struct CreateArgs {
     #[arg(long, default_value = "{}")]
     pub payload: String,
     /// `low`, `medium`, `high`, `critical` or any integer (higher runs first).
-    #[arg(long, value_parser = parse_priority, default_value = "0")]
+    #[arg(long, value_parser = parse_priority, default_value = "medium")]
     pub priority: i32,
     /// Attempts per job (default: the job type's).
     #[arg(long)]

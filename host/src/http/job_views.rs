@@ -87,13 +87,9 @@ pub(super) fn parse_priority(
             .as_i64()
             .and_then(|n| i32::try_from(n).ok())
             .ok_or_else(|| bad(n)),
-        Some(serde_json::Value::String(s)) => match s.as_str() {
-            "low" => Ok(sluice_store::priority::LOW),
-            "medium" => Ok(sluice_store::priority::MEDIUM),
-            "high" => Ok(sluice_store::priority::HIGH),
-            "critical" => Ok(sluice_store::priority::CRITICAL),
-            other => Err(bad(&format!("{other:?}"))),
-        },
+        Some(serde_json::Value::String(s)) => {
+            sluice_store::priority::from_label(s).ok_or_else(|| bad(&format!("{s:?}")))
+        }
         Some(other) => Err(bad(other)),
     }
 }

@@ -154,6 +154,18 @@ pub mod priority {
     pub const HIGH: i32 = 20;
     /// Drop everything.
     pub const CRITICAL: i32 = 30;
+
+    /// The value of a label (`low`, `medium`, `high`, `critical`); `None` for anything
+    /// else. The one mapping the CLI and the HTTP API both use.
+    pub fn from_label(label: &str) -> Option<i32> {
+        match label {
+            "low" => Some(LOW),
+            "medium" => Some(MEDIUM),
+            "high" => Some(HIGH),
+            "critical" => Some(CRITICAL),
+            _ => None,
+        }
+    }
 }
 
 /// Proof that a worker holds a running job. Every state change a worker makes is fenced
