@@ -136,7 +136,15 @@ async fn contract(pool: &PgPool, lang: &Lang) {
     ];
     define(&sluice, dir, "json-flaky", &backoff);
     if lang.spins {
-        let limits = ["--max-attempts", "1", "--timeout", "300ms"];
+        // Fuel far beyond what 300 ms can burn: the deadline must be what stops it.
+        let limits = [
+            "--max-attempts",
+            "1",
+            "--timeout",
+            "300ms",
+            "--fuel",
+            "1000000000000",
+        ];
         define(&sluice, dir, "spin-forever", &limits);
     }
 

@@ -211,6 +211,10 @@ async fn metrics_parse_and_move_when_a_real_worker_runs_jobs(pool: PgPool) {
         "spin-forever",
         "--timeout",
         "300ms",
+        // The clock, not fuel, must stop it (a fast CPU burns the default 5·10⁹ units
+        // in under a second).
+        "--fuel",
+        "1000000000000",
         "--max-attempts",
         "1",
     ]);

@@ -58,6 +58,9 @@ async fn define(
         backoff_base: Some(Duration::from_millis(10)),
         backoff_cap: Some(Duration::from_millis(50)),
         timeout: timeout_ms.map(Duration::from_millis),
+        // With a timeout, the clock must be what stops a spinning guest: a fast CPU burns
+        // the default 5·10⁹ fuel units in well under a second.
+        fuel: timeout_ms.map(|_| 1_000_000_000_000),
         ..JobTypeSpec::new(TENANT, task, component.id)
     };
     store.set_job_type(&spec).await.unwrap();
@@ -334,4 +337,90 @@ async fn a_job_claimed_under_the_workers_name_but_not_run_is_released_and_run(po
             Some(AttemptOutcome::Completed)
         ]
     );
+}
+
+/// With a prefetch queue, every job still runs exactly once and every slot is used.
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_prefetching_worker_runs_every_job_once(pool: PgPool) {
+    let (store, sandbox) = setup(&pool).await;
+    define(&store, &sandbox, "echo", 3, None).await;
+    let mut ids = Vec::new();
+    for i in 0..60 {
+        ids.push(enqueue(&store, "echo", &format!("job {i}")).await);
+    }
+    let mut cfg = config("prefetcher", 2);
+    cfg.prefetch = 16;
+    let summary = worker::run(
+        store.clone(),
+        sandbox.clone(),
+        cfg,
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+
+    assert_eq!(summary.completed, 60, "{summary:?}");
+    for (i, id) in ids.into_iter().enumerate() {
+        let job = store.get(None, id).await.unwrap().unwrap();
+        assert_eq!(job.state, JobState::Completed);
+        assert_eq!(job.attempt, 1);
+        assert_eq!(job.output.as_deref(), Some(format!("job {i}").as_bytes()));
+        assert_eq!(store.attempts(None, id).await.unwrap().len(), 1);
+    }
+}
+
+/// Jobs waiting in the prefetch queue when the worker is asked to stop are given back at
+/// once, their attempt not used up, while the executing one finishes.
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn prefetched_jobs_are_released_unspent_on_shutdown(pool: PgPool) {
+    let (store, sandbox) = setup(&pool).await;
+    define(&store, &sandbox, "sleep", 3, None).await;
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        ids.push(enqueue(&store, "sleep", r#"{"ms":400}"#).await);
+    }
+    let shutdown = CancellationToken::new();
+    let mut cfg = config("prefetcher", 1);
+    cfg.drain = false;
+    cfg.prefetch = 4;
+    let worker = tokio::spawn(worker::run(
+        store.clone(),
+        sandbox.clone(),
+        cfg,
+        shutdown.clone(),
+    ));
+    // One claim takes all five: one executes, four wait in the queue.
+    wait_for("five jobs to be held", Duration::from_secs(20), || async {
+        let mut running = 0;
+        for id in &ids {
+            let job = store.get(None, *id).await.unwrap().unwrap();
+            running += usize::from(job.state == JobState::Running);
+        }
+        (running == 5).then_some(())
+    })
+    .await;
+    shutdown.cancel();
+    let summary = worker.await.unwrap().unwrap();
+
+    assert_eq!(summary.completed, 1, "{summary:?}");
+    assert_eq!(summary.released, 4, "{summary:?}");
+    let mut pending = 0;
+    for id in ids {
+        let job = store.get(None, id).await.unwrap().unwrap();
+        if job.state == JobState::Pending {
+            pending += 1;
+            assert_eq!(job.attempt, 0, "a released job gets its attempt back");
+            let outcomes: Vec<_> = store
+                .attempts(None, id)
+                .await
+                .unwrap()
+                .iter()
+                .map(|a| a.outcome)
+                .collect();
+            assert_eq!(outcomes, [Some(AttemptOutcome::Released)]);
+        } else {
+            assert_eq!(job.state, JobState::Completed);
+        }
+    }
+    assert_eq!(pending, 4);
 }

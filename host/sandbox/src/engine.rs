@@ -32,6 +32,8 @@ pub(crate) const COMPONENT_CAPS: InstanceCaps = InstanceCaps {
 const TABLES_PER_MODULE: u32 = 4;
 /// Host stack left to host functions on top of the guest's wasm stack.
 const HOST_STACK: usize = 1 << 20;
+/// Bytes of each pooled memory, table and stack reset with memset rather than madvise.
+const KEEP_RESIDENT: usize = 64 << 10;
 /// Frames kept in a trap's wasm backtrace (wasmtime's default).
 const BACKTRACE_FRAMES: usize = 20;
 
@@ -114,6 +116,14 @@ fn pool_config(cfg: &SandboxConfig) -> anyhow::Result<PoolingAllocationConfig> {
         // so bounds checks are still elided.
         .max_memory_size(usize::try_from(cfg.max_memory_bytes).context("max_memory_bytes")?)
         .table_elements(usize::try_from(cfg.max_table_elements).context("max_table_elements")?);
+    // Reset the first bytes of each memory, table and fiber stack with memset instead of
+    // madvise when a slot is freed: a short attempt dirties little more than this, and
+    // madvise on a multi-threaded host means TLB-shootdown IPIs (measured: instantiate
+    // 9.8 → 7.4 µs, drain +7%; 1 MiB was slower than none). Isolation is unchanged: the
+    // memory is zeroed either way.
+    p.linear_memory_keep_resident(KEEP_RESIDENT)
+        .table_keep_resident(KEEP_RESIDENT)
+        .async_stack_keep_resident(KEEP_RESIDENT);
     Ok(p)
 }
 

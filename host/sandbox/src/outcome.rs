@@ -24,6 +24,9 @@ pub struct RunReport {
     pub elapsed: Duration,
     /// Time to instantiate from the cached `InstancePre` (a metric; part of `elapsed`).
     pub instantiate_time: Duration,
+    /// Instantiation plus the call of `run` until it returned (part of `elapsed`, which
+    /// also counts building the store and reading the outcome).
+    pub guest_time: Duration,
     /// Peak linear memory of the instance, summed over its memories.
     pub peak_memory_bytes: u64,
 }

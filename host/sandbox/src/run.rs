@@ -67,6 +67,7 @@ pub(crate) async fn run_attempt(
     };
 
     let mut instantiate_time = Duration::ZERO;
+    let mut guest_time = Duration::ZERO;
     let job = Job {
         id: job.id,
         job_type: job.job_type,
@@ -79,10 +80,12 @@ pub(crate) async fn run_attempt(
         let began = Instant::now();
         let task = component.pre().instantiate_async(&mut store).await;
         instantiate_time = began.elapsed();
-        match task {
+        let ended = match task {
             Ok(task) => Ended::Called(task.call_run(&mut store, &job).await),
             Err(e) => Ended::NotInstantiated(e),
-        }
+        };
+        guest_time = began.elapsed();
+        ended
     };
     // Epochs and fuel only stop a guest that is executing wasm; these stop one that is
     // blocked in a host call (e.g. waiting on a WASI pollable).
@@ -101,7 +104,13 @@ pub(crate) async fn run_attempt(
 
     let elapsed = start.elapsed();
     let outcome = classify(ended, store.data(), &limits);
-    report(store, &limits, outcome, elapsed, instantiate_time)
+    report(
+        store,
+        &limits,
+        outcome,
+        elapsed,
+        (instantiate_time, guest_time),
+    )
 }
 
 /// Grace beyond the deadline before the outer timer fires, so a guest executing wasm is
@@ -226,7 +235,7 @@ fn report(
     limits: &Limits,
     outcome: Outcome,
     elapsed: Duration,
-    instantiate_time: Duration,
+    (instantiate_time, guest_time): (Duration, Duration),
 ) -> RunReport {
     let remaining = store.get_fuel().unwrap_or(0);
     let fuel_used = limits.store_fuel().saturating_sub(remaining);
@@ -240,6 +249,7 @@ fn report(
         logs: logs.bytes,
         elapsed,
         instantiate_time,
+        guest_time,
         peak_memory_bytes: state.limiter.memory_bytes(),
     }
 }
@@ -259,6 +269,7 @@ pub(crate) fn failed_before_start(failure: Failure, elapsed: Duration) -> RunRep
         logs_dropped_bytes: 0,
         elapsed,
         instantiate_time: Duration::ZERO,
+        guest_time: Duration::ZERO,
         peak_memory_bytes: 0,
     }
 }

@@ -13,6 +13,8 @@ async fn spin_forever_times_out() {
     let sb = sandbox();
     let limits = Limits {
         timeout: Some(Duration::from_millis(500)),
+        // No fuel limit: a fast CPU burns the default 5·10⁹ units in under 500 ms.
+        fuel: 0,
         ..limits()
     };
     let report = run(&sb, "spin-forever", "", &limits).await;

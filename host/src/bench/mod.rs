@@ -30,6 +30,9 @@ pub enum BenchCommand {
         jobs: usize,
         #[arg(long, default_value_t = 16)]
         concurrency: usize,
+        /// Jobs claimed ahead of free slots (`sluice worker --prefetch`).
+        #[arg(long, default_value_t = 0)]
+        prefetch: usize,
     },
     /// Pickup latency from an idle worker: jobs enqueued one by one at a fixed rate.
     Latency {
@@ -99,9 +102,11 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
             define_sample(&store, &sandbox, "echo", &echo).await?;
             match command {
                 BenchCommand::Enqueue { jobs, batch } => queue::enqueue(&store, jobs, batch).await,
-                BenchCommand::Drain { jobs, concurrency } => {
-                    queue::drain(&store, sandbox, jobs, concurrency).await
-                }
+                BenchCommand::Drain {
+                    jobs,
+                    concurrency,
+                    prefetch,
+                } => queue::drain(&store, sandbox, jobs, concurrency, prefetch).await,
                 BenchCommand::Batch { size, rounds } => queue::batch(&store, size, rounds).await,
                 BenchCommand::Latency {
                     jobs,

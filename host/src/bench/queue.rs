@@ -86,6 +86,7 @@ pub async fn drain(
     sandbox: Sandbox,
     jobs: usize,
     concurrency: usize,
+    prefetch: usize,
 ) -> anyhow::Result<serde_json::Value> {
     for chunk in echo_jobs(jobs).chunks(10_000) {
         store.enqueue_many(chunk).await?;
@@ -93,6 +94,7 @@ pub async fn drain(
     eprintln!("enqueued {jobs} echo jobs; draining with concurrency {concurrency}");
     let mut config = WorkerConfig::new("bench-drain");
     config.concurrency = concurrency;
+    config.prefetch = prefetch;
     config.drain = true;
     config.drain_horizon = Duration::ZERO;
     config.tenants = Some(vec![BENCH_TENANT.into()]);
@@ -101,7 +103,7 @@ pub async fn drain(
     let seconds = started.elapsed().as_secs_f64();
     let pending_after = store.count_pending(Some(BENCH_TENANT)).await?;
     Ok(json!({
-        "cmd": "work", "n": jobs, "c": concurrency, "seconds": seconds,
+        "cmd": "work", "n": jobs, "c": concurrency, "prefetch": prefetch, "seconds": seconds,
         "jobs_per_s": summary.completed as f64 / seconds, "pending_after": pending_after,
     }))
 }

@@ -19,6 +19,11 @@ pub struct WorkerArgs {
     /// Attempts run at once.
     #[arg(long, default_value_t = 8)]
     pub concurrency: usize,
+    /// Jobs claimed ahead of free slots and queued in this worker, so a slot refills
+    /// without waiting for a claim. They hold leases like running jobs (heartbeated,
+    /// released on shutdown, reaped if the worker dies). 0: claim only for free slots.
+    #[arg(long, default_value_t = 0)]
+    pub prefetch: usize,
     /// Only run jobs of these tenants (repeatable; default: all).
     #[arg(long = "only-tenant")]
     pub only_tenants: Vec<String>,
@@ -86,6 +91,7 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
     .context("start the sandbox")?;
     let mut config = WorkerConfig::new(worker_id.clone());
     config.concurrency = args.concurrency.max(1);
+    config.prefetch = args.prefetch;
     config.tenants = (!args.only_tenants.is_empty()).then_some(args.only_tenants);
     config.drain = args.drain;
     config.drain_horizon = args.drain_horizon;

@@ -7,16 +7,18 @@
 //! store's statements do that.
 
 use std::sync::{Arc, Mutex};
+
 use std::time::Duration;
 
 use sluice_sandbox::{Failure as SandboxFailure, JobInput, Outcome, RunReport};
 use sluice_store::{ClaimedJob, Completion, FailResult, Failure, Lease, Store, StoreError};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info, info_span, warn};
 
 use super::completions::Completions;
-use super::registry::{Registry, ResolveError};
-use crate::metrics::Metrics;
+use super::registry::ResolveError;
+use super::slots::AttemptContext;
 
 /// Why a running attempt is being interrupted. The first reason set wins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,18 +65,41 @@ pub enum Recorded {
     Dropped,
 }
 
-/// Run one claimed job to the end and record what happened. `patience` bounds how long
-/// recording the outcome may retry through database outages (the lease duration: past
-/// it, the reaper owns the job anyway).
-pub async fn run_attempt(
-    store: Store,
-    completions: Completions,
-    registry: Arc<Registry>,
+/// Dropped when an attempt's sandbox run ends (or the attempt ends before reaching it):
+/// tells the worker loop the job's slot is free while its outcome is still being written.
+pub struct Executing {
+    ran: mpsc::UnboundedSender<i64>,
+    job_id: i64,
+}
+
+impl Executing {
+    pub(super) fn new(ran: mpsc::UnboundedSender<i64>, job_id: i64) -> Executing {
+        Executing { ran, job_id }
+    }
+}
+
+impl Drop for Executing {
+    fn drop(&mut self) {
+        // The loop may be gone (shutdown budget spent); nothing left to tell then.
+        let _ = self.ran.send(self.job_id);
+    }
+}
+
+/// Run one claimed job to the end and record what happened. Recording may retry through
+/// database outages for up to `ctx.lease` (past it, the reaper owns the job anyway).
+pub(super) async fn run_attempt(
+    ctx: AttemptContext,
     job: ClaimedJob,
     interrupt: Interrupt,
-    patience: Duration,
-    metrics: Metrics,
+    executing: Executing,
 ) -> Recorded {
+    let AttemptContext {
+        store,
+        completions,
+        registry,
+        lease: patience,
+        metrics,
+    } = ctx;
     let span = info_span!("job", id = job.id, tenant = %job.tenant, r#type = %job.job_type, attempt = job.attempt);
     let _in_progress = metrics.attempt_started();
     let (tenant, job_type, attempt) = (job.tenant.clone(), job.job_type.clone(), job.attempt);
@@ -84,7 +109,8 @@ pub async fn run_attempt(
         lease: job.lease,
         patience,
     };
-    let recorded = async {
+    let metrics_ref = &metrics;
+    let recorded = async move {
         let resolved = match registry.resolve(&job.tenant, &job.job_type).await {
             Ok(resolved) => resolved,
             Err(ResolveError::Permanent(message)) => {
@@ -112,7 +138,8 @@ pub async fn run_attempt(
                 interrupt.token.clone(),
             )
             .await;
-        metrics.sandbox_ran(&job.tenant, &job.job_type, &report);
+        drop(executing);
+        metrics_ref.sandbox_ran(&job.tenant, &job.job_type, &report);
         log_guest_output(&report);
         let fuel_used = Some(report.fuel_used.min(i64::MAX as u64) as i64);
         match report.outcome {
@@ -142,6 +169,20 @@ pub async fn run_attempt(
     .await;
     metrics.attempt_recorded(&tenant, &job_type, attempt, recorded);
     recorded
+}
+
+/// Gives back a job that was claimed (prefetched) but never started: the host is
+/// shutting down. The attempt is not used up.
+pub(super) async fn release_unstarted(ctx: AttemptContext, lease: Lease) -> Recorded {
+    let record = Recorder {
+        store: &ctx.store,
+        completions: &ctx.completions,
+        lease,
+        patience: ctx.lease,
+    };
+    record
+        .release("host shutting down before the attempt started")
+        .await
 }
 
 /// Writes one attempt's outcome through the store's fenced statements. Every write goes

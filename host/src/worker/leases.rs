@@ -13,8 +13,9 @@ use std::time::Duration;
 use sluice_store::{Lease, Store};
 use tracing::{debug, info, warn};
 
+use super::slots::Running;
 use super::stats::WorkerStats;
-use super::{Running, StopReason, WorkerConfig};
+use super::{StopReason, WorkerConfig};
 
 /// How soon a failed heartbeat is tried again (never later than its normal interval).
 pub(super) fn heartbeat_retry(config: &WorkerConfig) -> Duration {

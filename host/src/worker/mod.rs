@@ -14,16 +14,16 @@ pub mod maintenance;
 mod registry;
 pub mod scheduler;
 mod shutdown;
+mod slots;
 mod stats;
 mod wakeup;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use sluice_sandbox::{Limits, Sandbox};
-use sluice_store::{ClaimRequest, ClaimedJob, Lease, Notice, Store};
-use tokio::task::JoinSet;
+use sluice_store::{ClaimRequest, ClaimedJob, Notice, Store};
+use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior, interval, sleep_until};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
@@ -34,6 +34,7 @@ use registry::Registry;
 use crate::metrics::{Metrics, StoreOperation};
 pub use shutdown::ShutdownTimeouts;
 use shutdown::Stopping;
+use slots::{AttemptContext, SlotEvent, Slots};
 pub use stats::WorkerStats;
 pub use wakeup::{IdlePolicy, Listen};
 use wakeup::{IdleSchedule, Wake, Wakeups};
@@ -49,6 +50,10 @@ pub struct WorkerConfig {
     pub worker_id: String,
     /// Attempts run at once.
     pub concurrency: usize,
+    /// Jobs claimed ahead of free slots and queued locally, so slots refill without
+    /// waiting for a claim round-trip. They hold leases (heartbeated, released on
+    /// shutdown); 0 claims only for free slots.
+    pub prefetch: usize,
     /// Visibility timeout: a job whose lease is not renewed for this long is reaped.
     /// Renewed every third of it.
     pub lease: Duration,
@@ -79,6 +84,7 @@ impl WorkerConfig {
         Self {
             worker_id: worker_id.into(),
             concurrency: 8,
+            prefetch: 0,
             lease: Duration::from_secs(300),
             tenants: None,
             drain: false,
@@ -122,82 +128,6 @@ impl WorkerSummary {
     }
 }
 
-struct Running {
-    lease: Lease,
-    interrupt: Interrupt,
-}
-
-/// The attempts in flight: their tasks and, by job id, their leases and interrupts.
-#[derive(Default)]
-struct Slots {
-    tasks: JoinSet<Recorded>,
-    running: HashMap<i64, Running>,
-    task_jobs: HashMap<tokio::task::Id, i64>,
-}
-
-impl Slots {
-    fn start(
-        &mut self,
-        store: &Store,
-        completions: &completions::Completions,
-        registry: &Arc<Registry>,
-        job: ClaimedJob,
-        lease: Duration,
-        metrics: &Metrics,
-    ) {
-        let interrupt = Interrupt::default();
-        let job_id = job.id;
-        self.running.insert(
-            job_id,
-            Running {
-                lease: job.lease,
-                interrupt: interrupt.clone(),
-            },
-        );
-        let task = self.tasks.spawn(attempt::run_attempt(
-            store.clone(),
-            completions.clone(),
-            registry.clone(),
-            job,
-            interrupt,
-            lease,
-            metrics.clone(),
-        ));
-        self.task_jobs.insert(task.id(), job_id);
-    }
-
-    /// Books every attempt task that has finished, starting with `first`.
-    fn collect(
-        &mut self,
-        first: Result<(tokio::task::Id, Recorded), tokio::task::JoinError>,
-        summary: &mut WorkerSummary,
-    ) {
-        let mut next = Some(first);
-        while let Some(joined) = next {
-            let task = match &joined {
-                Ok((task, _)) => *task,
-                Err(error) => error.id(),
-            };
-            if let Some(job_id) = self.task_jobs.remove(&task) {
-                self.running.remove(&job_id);
-            }
-            match joined {
-                Ok((_, recorded)) => summary.count(recorded),
-                Err(error) => {
-                    warn!(%error, "attempt task failed; the orphan check will release its job")
-                }
-            }
-            next = self.tasks.try_join_next_with_id();
-        }
-    }
-
-    fn interrupt_all(&self, reason: StopReason) {
-        for job in self.running.values() {
-            job.interrupt.stop(reason);
-        }
-    }
-}
-
 /// Run a worker until `shutdown` fires (drain, then interrupt and release what still
 /// runs) or, with `drain`, until nothing runnable remains.
 pub async fn run(
@@ -206,12 +136,17 @@ pub async fn run(
     config: WorkerConfig,
     shutdown: CancellationToken,
 ) -> anyhow::Result<WorkerSummary> {
-    let registry = Registry::new(store.clone(), sandbox, config.limits.clone());
-    let completions = completions::Completions::start(store.clone(), config.lease);
+    let ctx = AttemptContext {
+        store: store.clone(),
+        completions: completions::Completions::start(store.clone(), config.lease),
+        registry: Registry::new(store.clone(), sandbox, config.limits.clone()),
+        lease: config.lease,
+        metrics: config.metrics.clone(),
+    };
     let stats = config.stats.clone();
     let mut wakeups = Wakeups::start(&store, &config.listen, stats.clone());
     let mut idle = IdleSchedule::new(config.idle);
-    let mut slots = Slots::default();
+    let mut slots = Slots::new();
     let mut summary = WorkerSummary::default();
     let heartbeat_every = config.lease / 3;
     let mut next_heartbeat = Instant::now() + heartbeat_every;
@@ -219,87 +154,111 @@ pub async fn run(
     reaper.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut stopping: Option<Stopping> = None;
     let mut claim_now = true;
+    // The claim in flight and how many jobs it asked for: claims run beside the loop, so
+    // finished attempts keep being collected and queued jobs keep starting meanwhile.
+    let mut claiming: Option<(usize, ClaimInFlight)> = None;
     let mut next_look = Instant::now();
-    info!(worker = %config.worker_id, concurrency = config.concurrency, "worker started");
+    // Two timers kept across iterations and reset only when their deadline moves: the
+    // loop turns once per finished attempt, and a fresh `Sleep` per turn showed up as a
+    // tenth of the worker's CPU under load.
+    let heartbeat_timer = sleep_until(next_heartbeat);
+    let look_timer = sleep_until(next_look);
+    tokio::pin!(heartbeat_timer, look_timer);
+    info!(worker = %config.worker_id, concurrency = config.concurrency, prefetch = config.prefetch, "worker started");
 
     loop {
-        if claim_now && stopping.is_none() {
+        if claim_now && stopping.is_none() && claiming.is_none() {
             claim_now = false;
-            let free = config.concurrency.saturating_sub(slots.running.len());
-            if free > 0 {
-                let claimed = claim(&store, &config, free).await;
-                let Ok(claimed) = claimed else {
-                    next_look = Instant::now() + idle.retry_after_error();
-                    continue;
-                };
-                if !claimed.is_empty() {
-                    idle.reset();
-                }
-                // A full batch means more may be waiting: look again as soon as a slot
-                // frees (every finished attempt sets `claim_now`).
-                let idle_slots = claimed.len() < free;
-                for job in claimed {
-                    slots.start(
-                        &store,
-                        &completions,
-                        &registry,
-                        job,
-                        config.lease,
-                        &config.metrics,
-                    );
-                }
-                if idle_slots {
-                    next_look = Instant::now() + idle.next_wait(wakeups.listening());
-                    // Wake when the next delayed job or retry falls due, not at the next poll.
-                    let due_in = next_due_in(&store, &config, &idle).await;
-                    if let Some(due_in) = due_in {
-                        // A job due now that this claim did not get is another worker's:
-                        // do not spin on it.
-                        next_look = next_look.min(Instant::now() + due_in.max(MIN_IDLE_LOOK));
-                    }
-                    let nothing_soon = due_in.is_none_or(|d| d > config.drain_horizon);
-                    if config.drain && slots.running.is_empty() && nothing_soon {
-                        let empty = HashMap::new();
-                        if leases::release_orphans(&store, &config, &empty).await == 0 {
-                            info!("drained: nothing runnable remains");
-                            break;
-                        }
-                        claim_now = true;
-                    }
-                }
+            let wanted = slots.wanted(&config);
+            if wanted > 0 {
+                claiming = Some((
+                    wanted,
+                    tokio::spawn(claim(store.clone(), config.clone(), wanted)),
+                ));
+            } else {
+                // Slots and queue are full: the next finished attempt asks for a claim.
+                // Without this, a look time already past would fire on every turn.
+                next_look = Instant::now() + config.idle.safety_poll;
             }
         }
-        if stopping.is_some() && slots.running.is_empty() {
+        if stopping.is_some() && slots.is_empty() && claiming.is_none() {
             info!("shutdown: every attempt finished or was released");
             break;
+        }
+        if heartbeat_timer.deadline() != next_heartbeat {
+            heartbeat_timer.as_mut().reset(next_heartbeat);
+        }
+        if look_timer.deadline() != next_look {
+            look_timer.as_mut().reset(next_look);
         }
         tokio::select! {
             _ = shutdown.cancelled(), if stopping.is_none() => {
                 info!(
-                    running = slots.running.len(),
+                    running = slots.held(),
                     "shutting down: no more claims; running attempts may finish within {:?}",
                     config.shutdown.drain
                 );
                 stopping = Some(Stopping::begin(config.shutdown));
+                slots.release_queued(&ctx);
             }
             _ = async { stopping.as_ref().expect("guarded").drain_deadline().await }, if stopping.is_some() => {
                 let stop = stopping.as_mut().expect("guarded");
                 stop.mark_interrupted();
-                warn!(running = slots.running.len(), "drain deadline passed: interrupting attempts and releasing their jobs");
-                WorkerStats::add(&stats.shutdown_interrupts, slots.running.len() as u64);
+                warn!(running = slots.held(), "drain deadline passed: interrupting attempts and releasing their jobs");
+                WorkerStats::add(&stats.shutdown_interrupts, slots.held() as u64);
                 slots.interrupt_all(StopReason::Shutdown);
             }
             _ = async { stopping.as_ref().expect("guarded").budget_spent().await }, if stopping.is_some() => {
-                summary.abandoned = slots.running.len() as u64;
+                summary.abandoned = slots.held() as u64;
                 warn!(abandoned = summary.abandoned, "shutdown budget spent: leaving the remaining jobs to the reaper");
-                slots.tasks.abort_all();
+                slots.abort_all();
                 break;
             }
-            Some(joined) = slots.tasks.join_next_with_id() => {
-                // Collect every attempt that has finished, then claim for all freed slots
-                // in one statement.
-                slots.collect(joined, &mut summary);
+            event = slots.next_event() => {
+                match event {
+                    // Slots freed: start queued jobs now, and top the queue up.
+                    SlotEvent::Ran(job_id) => {
+                        slots.ran(job_id);
+                        if stopping.is_none() {
+                            slots.start_queued(&ctx, config.concurrency);
+                        }
+                    }
+                    SlotEvent::Joined(joined) => {
+                        slots.collect(joined, &mut summary);
+                        if stopping.is_none() {
+                            slots.start_queued(&ctx, config.concurrency);
+                        }
+                    }
+                }
                 claim_now = true;
+            }
+            claimed = async { (&mut claiming.as_mut().expect("guarded").1).await }, if claiming.is_some() => {
+                let (wanted, _) = claiming.take().expect("guarded");
+                let claimed = match claimed {
+                    Ok(Ok(claimed)) => claimed,
+                    Ok(Err(())) | Err(_) => {
+                        next_look = Instant::now() + idle.retry_after_error();
+                        continue;
+                    }
+                };
+                if !claimed.is_empty() {
+                    idle.reset();
+                }
+                // A full batch means more may be waiting: claim again as slots free.
+                let short = claimed.len() < wanted;
+                claimed.into_iter().for_each(|job| slots.hold(job));
+                if stopping.is_some() {
+                    slots.release_queued(&ctx);
+                    continue;
+                }
+                slots.start_queued(&ctx, config.concurrency);
+                if short {
+                    if after_short_claim(&store, &config, &mut idle, wakeups.listening(), &slots, &mut next_look).await {
+                        break;
+                    }
+                } else {
+                    claim_now = true;
+                }
             }
             wake = wakeups.recv() => match wake {
                 Wake::Notice(Notice::JobsAvailable | Notice::Reconnected) | Wake::ListenBack => {
@@ -319,31 +278,67 @@ pub async fn run(
                     claim_now = true;
                 }
             },
-            _ = sleep_until(next_heartbeat) => {
+            () = &mut heartbeat_timer => {
                 next_heartbeat = if leases::renew(&store, &config, &slots.running).await {
-                    leases::release_orphans(&store, &config, &slots.running).await;
+                    // The orphan check compares the database with `running`, which is
+                    // incomplete while a claim is in flight: skip it until the next beat.
+                    if claiming.is_none() {
+                        leases::release_orphans(&store, &config, &slots.running).await;
+                    }
                     Instant::now() + heartbeat_every
                 } else {
                     Instant::now() + leases::heartbeat_retry(&config)
                 };
             }
             _ = reaper.tick() => leases::reap(&store, &config).await,
-            _ = sleep_until(next_look), if !claim_now && stopping.is_none() => {
+            () = &mut look_timer, if !claim_now && stopping.is_none() => {
                 WorkerStats::bump(&stats.timed_looks);
                 claim_now = true;
             }
-            _ = std::future::ready(()), if claim_now && stopping.is_none() => {}
+            _ = std::future::ready(()), if claim_now && stopping.is_none() && claiming.is_none() => {}
         }
     }
     info!(?summary, "worker stopped");
     Ok(summary)
 }
 
-/// Claims up to `free` jobs; an error is logged and means "look again soon".
-async fn claim(store: &Store, config: &WorkerConfig, free: usize) -> Result<Vec<ClaimedJob>, ()> {
+/// After a claim that got fewer jobs than it asked for: plan the next look (at the next
+/// poll, or when the next delayed job or retry falls due) and, with `--drain`, tell
+/// whether nothing runnable remains (true: stop).
+async fn after_short_claim(
+    store: &Store,
+    config: &WorkerConfig,
+    idle: &mut IdleSchedule,
+    listening: bool,
+    slots: &Slots,
+    next_look: &mut Instant,
+) -> bool {
+    *next_look = Instant::now() + idle.next_wait(listening);
+    let due_in = next_due_in(store, config, idle).await;
+    if let Some(due_in) = due_in {
+        // A job due now that this claim did not get is another worker's: do not spin.
+        *next_look = (*next_look).min(Instant::now() + due_in.max(MIN_IDLE_LOOK));
+    }
+    let nothing_soon = due_in.is_none_or(|d| d > config.drain_horizon);
+    if config.drain && slots.is_empty() && nothing_soon {
+        if leases::release_orphans(store, config, &slots.running).await == 0 {
+            info!("drained: nothing runnable remains");
+            return true;
+        }
+        // Released orphans are runnable again: look now.
+        *next_look = Instant::now();
+    }
+    false
+}
+
+/// A claim running beside the loop; `Err(())`: it failed (already logged).
+type ClaimInFlight = JoinHandle<Result<Vec<ClaimedJob>, ()>>;
+
+/// Claims up to `wanted` jobs; an error is logged and means "look again soon".
+async fn claim(store: Store, config: WorkerConfig, wanted: usize) -> Result<Vec<ClaimedJob>, ()> {
     let request = ClaimRequest {
         worker: config.worker_id.clone(),
-        limit: free as u32,
+        limit: wanted as u32,
         lease: config.lease,
         tenants: config.tenants.clone(),
         job_types: None,

@@ -56,8 +56,8 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
             "jobs_claim_tenant_idx",
             "jobs_finished_idx",
             "jobs_idempotency_key_uidx",
-            "jobs_lease_idx",
             "jobs_pkey",
+            "jobs_running_idx",
         ]
     );
 }

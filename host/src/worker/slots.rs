@@ -1,0 +1,209 @@
+//! The jobs a worker holds a lease on, in the three places one can be: waiting in the
+//! prefetch queue, executing (resolving its type and running in the sandbox), or
+//! recording (the sandbox is done; the outcome is being written, usually in a batched
+//! completion). Every held job is heartbeated and released on shutdown.
+//!
+//! Only executing jobs count against `concurrency`: a job whose guest has finished frees
+//! its slot at once, so the next one starts while the outcome is still on its way to the
+//! database. Owns that bookkeeping and the attempt tasks; must not claim, speak SQL or
+//! decide outcomes (`attempt` does).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use sluice_store::{ClaimedJob, Lease, Store};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tracing::warn;
+
+use super::attempt::{self, Executing, Interrupt, Recorded, StopReason};
+use super::completions::Completions;
+use super::registry::Registry;
+use super::{WorkerConfig, WorkerSummary};
+use crate::metrics::Metrics;
+
+/// One held job's lease and the handle that interrupts its attempt.
+pub(super) struct Running {
+    pub(super) lease: Lease,
+    pub(super) interrupt: Interrupt,
+    /// Started and still in the sandbox (counts against `concurrency`).
+    executing: bool,
+}
+
+/// What every attempt task needs; cloned into each.
+#[derive(Clone)]
+pub(super) struct AttemptContext {
+    pub(super) store: Store,
+    pub(super) completions: Completions,
+    pub(super) registry: Arc<Registry>,
+    pub(super) lease: Duration,
+    pub(super) metrics: Metrics,
+}
+
+/// See [`Slots::next_event`].
+pub(super) enum SlotEvent {
+    Ran(i64),
+    Joined(Joined),
+}
+
+type Joined = Result<(tokio::task::Id, Recorded), tokio::task::JoinError>;
+
+pub(super) struct Slots {
+    tasks: JoinSet<Recorded>,
+    /// Every held job by id: queued, executing or recording.
+    pub(super) running: HashMap<i64, Running>,
+    task_jobs: HashMap<tokio::task::Id, i64>,
+    queued: VecDeque<ClaimedJob>,
+    executing: usize,
+    ran_tx: mpsc::UnboundedSender<i64>,
+    ran_rx: mpsc::UnboundedReceiver<i64>,
+}
+
+impl Slots {
+    pub(super) fn new() -> Slots {
+        let (ran_tx, ran_rx) = mpsc::unbounded_channel();
+        Slots {
+            tasks: JoinSet::new(),
+            running: HashMap::new(),
+            task_jobs: HashMap::new(),
+            queued: VecDeque::new(),
+            executing: 0,
+            ran_tx,
+            ran_rx,
+        }
+    }
+
+    /// How many jobs to claim now: enough to fill every free slot and the prefetch
+    /// queue, once the queue has fallen to half its size (so claims come in batches).
+    /// Never lets the jobs held (including those still recording) pass twice what
+    /// executing and prefetch need, so a slow database cannot make a worker hoard.
+    pub(super) fn wanted(&self, config: &WorkerConfig) -> usize {
+        let target = config.concurrency + config.prefetch;
+        let waiting = self.executing + self.queued.len();
+        if self.queued.len() > config.prefetch / 2 || waiting >= target {
+            return 0;
+        }
+        let room = (2 * target).saturating_sub(self.running.len());
+        (target - waiting).min(room)
+    }
+
+    /// Takes a claimed job into the queue; `start_queued` runs it when a slot is free.
+    pub(super) fn hold(&mut self, job: ClaimedJob) {
+        self.running.insert(
+            job.id,
+            Running {
+                lease: job.lease,
+                interrupt: Interrupt::default(),
+                executing: false,
+            },
+        );
+        self.queued.push_back(job);
+    }
+
+    /// Starts queued jobs while fewer than `concurrency` are executing.
+    pub(super) fn start_queued(&mut self, ctx: &AttemptContext, concurrency: usize) {
+        while self.executing < concurrency {
+            let Some(job) = self.queued.pop_front() else {
+                return;
+            };
+            let Some(held) = self.running.get_mut(&job.id) else {
+                continue;
+            };
+            held.executing = true;
+            self.executing += 1;
+            let executing = Executing::new(self.ran_tx.clone(), job.id);
+            let job_id = job.id;
+            let task = self.tasks.spawn(attempt::run_attempt(
+                ctx.clone(),
+                job,
+                held.interrupt.clone(),
+                executing,
+            ));
+            self.task_jobs.insert(task.id(), job_id);
+        }
+    }
+
+    /// Gives every queued job back (shutdown): released, its attempt not used up.
+    pub(super) fn release_queued(&mut self, ctx: &AttemptContext) {
+        for job in self.queued.drain(..) {
+            let task = self
+                .tasks
+                .spawn(attempt::release_unstarted(ctx.clone(), job.lease));
+            self.task_jobs.insert(task.id(), job.id);
+        }
+    }
+
+    /// The next thing that happened to a held job: a sandbox run ended (its slot is
+    /// free) or an attempt task finished.
+    pub(super) async fn next_event(&mut self) -> SlotEvent {
+        tokio::select! {
+            biased;
+            // Never `None`: the sender lives in `self`.
+            Some(job_id) = self.ran_rx.recv() => SlotEvent::Ran(job_id),
+            Some(joined) = self.tasks.join_next_with_id() => SlotEvent::Joined(joined),
+        }
+    }
+
+    /// Frees the slots of `first` and of every other job whose run has ended since.
+    pub(super) fn ran(&mut self, first: i64) {
+        let mut next = Some(first);
+        while let Some(job_id) = next {
+            self.stop_executing(job_id);
+            next = self.ran_rx.try_recv().ok();
+        }
+    }
+
+    fn stop_executing(&mut self, job_id: i64) {
+        if let Some(held) = self.running.get_mut(&job_id)
+            && held.executing
+        {
+            held.executing = false;
+            self.executing -= 1;
+        }
+    }
+
+    /// Books every attempt task that has finished, starting with `first`.
+    pub(super) fn collect(&mut self, first: Joined, summary: &mut WorkerSummary) {
+        let mut next = Some(first);
+        while let Some(joined) = next {
+            let task = match &joined {
+                Ok((task, _)) => *task,
+                Err(error) => error.id(),
+            };
+            if let Some(job_id) = self.task_jobs.remove(&task) {
+                // A task that died before its `Executing` guard was dropped still frees
+                // its slot here.
+                self.stop_executing(job_id);
+                self.running.remove(&job_id);
+            }
+            match joined {
+                Ok((_, recorded)) => summary.count(recorded),
+                Err(error) => {
+                    warn!(%error, "attempt task failed; the orphan check will release its job")
+                }
+            }
+            next = self.tasks.try_join_next_with_id();
+        }
+    }
+
+    pub(super) fn interrupt_all(&self, reason: StopReason) {
+        for job in self.running.values() {
+            job.interrupt.stop(reason);
+        }
+    }
+
+    /// Stops waiting for every attempt (the shutdown budget is spent).
+    pub(super) fn abort_all(&mut self) {
+        self.tasks.abort_all();
+    }
+
+    /// Jobs held in any state.
+    pub(super) fn held(&self) -> usize {
+        self.running.len()
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.running.is_empty()
+    }
+}
