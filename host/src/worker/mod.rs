@@ -154,6 +154,11 @@ pub async fn run(
     reaper.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut stopping: Option<Stopping> = None;
     let mut claim_now = true;
+    // The last claim came back full, so more jobs may be waiting: finishing attempts then
+    // claim again at once. After a short claim, only a notification, a timed look or a
+    // due job does (or, with `--drain`, the last attempt ending): a quiet queue costs one
+    // claim per job, not one per finished attempt.
+    let mut backlog = true;
     // The claim in flight and how many jobs it asked for: claims run beside the loop, so
     // finished attempts keep being collected and queued jobs keep starting meanwhile.
     let mut claiming: Option<(usize, ClaimInFlight)> = None;
@@ -230,13 +235,14 @@ pub async fn run(
                         }
                     }
                 }
-                claim_now = true;
+                claim_now |= backlog || (config.drain && slots.is_empty());
             }
             claimed = async { (&mut claiming.as_mut().expect("guarded").1).await }, if claiming.is_some() => {
                 let (wanted, _) = claiming.take().expect("guarded");
                 let claimed = match claimed {
                     Ok(Ok(claimed)) => claimed,
                     Ok(Err(())) | Err(_) => {
+                        backlog = true;
                         next_look = Instant::now() + idle.retry_after_error();
                         continue;
                     }
@@ -246,6 +252,7 @@ pub async fn run(
                 }
                 // A full batch means more may be waiting: claim again as slots free.
                 let short = claimed.len() < wanted;
+                backlog = !short;
                 claimed.into_iter().for_each(|job| slots.hold(job));
                 if stopping.is_some() {
                     slots.release_queued(&ctx);
