@@ -5,6 +5,7 @@
 //! Owns timing and reporting only; queue behaviour belongs to the store and worker.
 
 mod latency;
+mod memory;
 mod queue;
 mod sandbox;
 
@@ -64,6 +65,17 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 10_000)]
         iterations: usize,
     },
+    /// Peak RSS of a worker draining jobs of many components at a high concurrency.
+    Memory {
+        #[arg(long, default_value_t = 50)]
+        components: usize,
+        #[arg(long, default_value_t = 20_000)]
+        jobs: usize,
+        #[arg(long, default_value_t = 64)]
+        concurrency: usize,
+        #[arg(long, default_value_t = 64)]
+        prefetch: usize,
+    },
     /// Host start: prepare N precompiled components from the disk cache.
     Startup {
         #[arg(long, default_value_t = 50)]
@@ -122,6 +134,12 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                     scheduled,
                     rounds,
                 } => latency::backlog(&store, ready, scheduled, rounds).await,
+                BenchCommand::Memory {
+                    components,
+                    jobs,
+                    concurrency,
+                    prefetch,
+                } => memory::memory(&store, &echo, components, jobs, concurrency, prefetch).await,
                 BenchCommand::Sandbox { .. } | BenchCommand::Startup { .. } => {
                     unreachable!("handled above")
                 }

@@ -92,12 +92,7 @@ pub async fn drain(
         store.enqueue_many(chunk).await?;
     }
     eprintln!("enqueued {jobs} echo jobs; draining with concurrency {concurrency}");
-    let mut config = WorkerConfig::new("bench-drain");
-    config.concurrency = concurrency;
-    config.prefetch = prefetch;
-    config.drain = true;
-    config.drain_horizon = Duration::ZERO;
-    config.tenants = Some(vec![BENCH_TENANT.into()]);
+    let config = drain_config("bench-drain", concurrency, prefetch);
     let started = Instant::now();
     let summary = worker::run(store.clone(), sandbox, config, CancellationToken::new()).await?;
     let seconds = started.elapsed().as_secs_f64();
@@ -106,4 +101,15 @@ pub async fn drain(
         "cmd": "work", "n": jobs, "c": concurrency, "prefetch": prefetch, "seconds": seconds,
         "jobs_per_s": summary.completed as f64 / seconds, "pending_after": pending_after,
     }))
+}
+
+/// A worker that runs the bench tenant's jobs and stops once none is runnable.
+pub(super) fn drain_config(name: &str, concurrency: usize, prefetch: usize) -> WorkerConfig {
+    let mut config = WorkerConfig::new(name);
+    config.concurrency = concurrency;
+    config.prefetch = prefetch;
+    config.drain = true;
+    config.drain_horizon = Duration::ZERO;
+    config.tenants = Some(vec![BENCH_TENANT.into()]);
+    config
 }

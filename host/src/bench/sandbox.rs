@@ -105,7 +105,7 @@ pub async fn startup(echo: &[u8], count: usize) -> anyhow::Result<serde_json::Va
 }
 
 /// A distinct but equivalent component: the original plus a custom section naming `i`.
-fn with_custom_section(component: &[u8], i: usize) -> Vec<u8> {
+pub(super) fn with_custom_section(component: &[u8], i: usize) -> Vec<u8> {
     let name = b"sluice-bench";
     let payload = i.to_le_bytes();
     let body_len = 1 + name.len() + payload.len();

@@ -1,0 +1,89 @@
+//! The `sluice bench` contract other tools rely on: each subcommand runs the real worker
+//! and store paths against `DATABASE_URL` and prints one JSON object as the last line of
+//! stdout. Small sizes: this checks the contract and the counts, never the speed.
+
+mod support;
+
+use sqlx::PgPool;
+use support::{Sluice, repo_root};
+
+fn bench(sluice: &Sluice, args: &[&str]) -> serde_json::Value {
+    let samples = repo_root().join("sample-tasks/target/wasm32-wasip2/release");
+    let mut all = vec!["bench", "--samples", samples.to_str().unwrap()];
+    all.extend_from_slice(args);
+    sluice.json(&all)
+}
+
+async fn count(pool: &PgPool, sql: &'static str) -> i64 {
+    sqlx::query_scalar(sql).fetch_one(pool).await.unwrap()
+}
+
+#[sqlx::test(migrations = false)]
+async fn drain_runs_every_job_through_the_worker(pool: PgPool) {
+    let sluice = Sluice::new(&pool);
+    let out = bench(
+        &sluice,
+        &[
+            "drain",
+            "--jobs",
+            "200",
+            "--concurrency",
+            "4",
+            "--prefetch",
+            "8",
+        ],
+    );
+    assert_eq!(out["cmd"], "work", "{out}");
+    assert_eq!(out["n"], 200, "{out}");
+    assert_eq!(out["c"], 4, "{out}");
+    assert_eq!(out["pending_after"], 0, "{out}");
+    assert!(out["jobs_per_s"].as_f64().unwrap() > 0.0, "{out}");
+    let completed = count(
+        &pool,
+        "SELECT count(*) FROM sluice.jobs WHERE state = 'completed' AND attempt = 1",
+    )
+    .await;
+    assert_eq!(completed, 200);
+}
+
+#[sqlx::test(migrations = false)]
+async fn memory_drains_jobs_of_many_components_and_reports_the_peak(pool: PgPool) {
+    let sluice = Sluice::new(&pool);
+    let out = bench(
+        &sluice,
+        &[
+            "memory",
+            "--components",
+            "3",
+            "--jobs",
+            "30",
+            "--concurrency",
+            "4",
+            "--prefetch",
+            "4",
+        ],
+    );
+    assert_eq!(out["cmd"], "memory", "{out}");
+    assert_eq!(out["completed"], 30, "{out}");
+    assert!(out["peak_rss_mib"].as_f64().unwrap() > 0.0, "{out}");
+    let types = count(
+        &pool,
+        "SELECT count(DISTINCT job_type) FROM sluice.jobs WHERE state = 'completed'",
+    )
+    .await;
+    assert_eq!(types, 3);
+}
+
+#[sqlx::test(migrations = false)]
+async fn sandbox_reports_instantiate_and_call_figures(pool: PgPool) {
+    let sluice = Sluice::new(&pool);
+    let out = bench(&sluice, &["sandbox", "--iterations", "20"]);
+    assert_eq!(out["cmd"], "sandbox", "{out}");
+    assert_eq!(out["iterations"], 20, "{out}");
+    let p50 = out["instantiate_call_p50_us"].as_f64().unwrap();
+    assert!(
+        p50 > 0.0 && p50 <= out["attempt_p50_us"].as_f64().unwrap(),
+        "{out}"
+    );
+    assert!(out["fuel_per_call"].as_u64().unwrap() > 0, "{out}");
+}
