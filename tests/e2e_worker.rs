@@ -94,6 +94,32 @@ async fn drain(store: &Store, sandbox: &Sandbox, concurrency: usize) -> WorkerSu
         .unwrap()
 }
 
+/// A worker that runs until the returned token is cancelled (no `--drain`).
+fn spawn_worker(
+    store: &Store,
+    sandbox: &Sandbox,
+    mut cfg: WorkerConfig,
+) -> (
+    tokio::task::JoinHandle<anyhow::Result<WorkerSummary>>,
+    CancellationToken,
+) {
+    cfg.drain = false;
+    let shutdown = CancellationToken::new();
+    let worker = tokio::spawn(worker::run(
+        store.clone(),
+        sandbox.clone(),
+        cfg,
+        shutdown.clone(),
+    ));
+    (worker, shutdown)
+}
+
+/// The outcomes of a job's attempts, oldest first.
+async fn outcomes(store: &Store, id: i64) -> Vec<Option<AttemptOutcome>> {
+    let attempts = store.attempts(None, id).await.unwrap();
+    attempts.iter().map(|a| a.outcome).collect()
+}
+
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn flaky_succeeds_on_its_third_attempt_and_fatal_dies_at_once(pool: PgPool) {
     let (store, sandbox) = setup(&pool).await;
@@ -191,15 +217,7 @@ async fn cancelling_a_running_job_interrupts_its_guest(pool: PgPool) {
     let (store, sandbox) = setup(&pool).await;
     define(&store, &sandbox, "spin-forever", 3, None).await;
     let id = enqueue(&store, "spin-forever", "{}").await;
-    let shutdown = CancellationToken::new();
-    let mut cfg = config("canceller", 1);
-    cfg.drain = false;
-    let worker = tokio::spawn(worker::run(
-        store.clone(),
-        sandbox.clone(),
-        cfg,
-        shutdown.clone(),
-    ));
+    let (worker, shutdown) = spawn_worker(&store, &sandbox, config("canceller", 1));
 
     wait_for("the job to start", Duration::from_secs(20), || async {
         let job = store.get(None, id).await.unwrap().unwrap();
@@ -323,15 +341,8 @@ async fn a_job_claimed_under_the_workers_name_but_not_run_is_released_and_run(po
     let job = store.get(None, id).await.unwrap().unwrap();
     assert_eq!(job.state, JobState::Completed);
     assert_eq!(job.attempt, 1, "a release gives the attempt back");
-    let outcomes: Vec<_> = store
-        .attempts(None, id)
-        .await
-        .unwrap()
-        .iter()
-        .map(|a| a.outcome)
-        .collect();
     assert_eq!(
-        outcomes,
+        outcomes(&store, id).await,
         [
             Some(AttemptOutcome::Released),
             Some(AttemptOutcome::Completed)
@@ -379,16 +390,9 @@ async fn prefetched_jobs_are_released_unspent_on_shutdown(pool: PgPool) {
     for _ in 0..5 {
         ids.push(enqueue(&store, "sleep", r#"{"ms":400}"#).await);
     }
-    let shutdown = CancellationToken::new();
     let mut cfg = config("prefetcher", 1);
-    cfg.drain = false;
     cfg.prefetch = 4;
-    let worker = tokio::spawn(worker::run(
-        store.clone(),
-        sandbox.clone(),
-        cfg,
-        shutdown.clone(),
-    ));
+    let (worker, shutdown) = spawn_worker(&store, &sandbox, cfg);
     // One claim takes all five: one executes, four wait in the queue.
     wait_for("five jobs to be held", Duration::from_secs(20), || async {
         let mut running = 0;
@@ -410,14 +414,7 @@ async fn prefetched_jobs_are_released_unspent_on_shutdown(pool: PgPool) {
         if job.state == JobState::Pending {
             pending += 1;
             assert_eq!(job.attempt, 0, "a released job gets its attempt back");
-            let outcomes: Vec<_> = store
-                .attempts(None, id)
-                .await
-                .unwrap()
-                .iter()
-                .map(|a| a.outcome)
-                .collect();
-            assert_eq!(outcomes, [Some(AttemptOutcome::Released)]);
+            assert_eq!(outcomes(&store, id).await, [Some(AttemptOutcome::Released)]);
         } else {
             assert_eq!(job.state, JobState::Completed);
         }
