@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use wasmtime::{
-    Config, Enabled, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig, Strategy,
-    WasmFeatures,
+    Config, Enabled, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig,
+    Strategy, WasmFeatures,
 };
 
 use crate::config::SandboxConfig;

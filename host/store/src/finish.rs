@@ -2,7 +2,8 @@
 //! (complete, fail, release, mark_cancelled).
 //!
 //! Owns: every statement that moves a job out of `running` on behalf of the lease
-//! holder, and the closing of the attempt-history row in the same statement.
+//! holder, and the archiving of the attempt into the history in the same statement
+//! (a completion keeps it on the row: `history.rs`).
 //! Must not: change a job without matching `id`, `state = 'running'` and the lease
 //! token in the same statement — a stale holder must never overwrite anything.
 
@@ -10,6 +11,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
+use crate::history::{archive_attempt, clear_attempt, held_attempt, ran_columns};
 use crate::listen::{JOBS_CHANNEL, due_payload};
 use crate::types::{JobState, Lease};
 use crate::{Store, StoreError, micros};
@@ -84,52 +86,38 @@ pub enum FailResult {
     Cancelled,
 }
 
+/// The attempt stays on the completed row (migration 9), with the fuel it used: a
+/// completion writes one row version and nothing else.
 const COMPLETE: &str = "
-WITH done AS (
-    UPDATE sluice.jobs
-    SET state = 'completed', output = $3, finished_at = now(), updated_at = now(),
-        locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false
-    WHERE id = $1 AND state = 'running' AND lease_token = $2
-    RETURNING id
-),
-history AS (
-    UPDATE sluice.job_attempts a
-    SET finished_at = now(), outcome = 'completed', fuel_used = $4
-    FROM done
-    WHERE a.job_id = done.id AND a.lease_token = $2
-)
-SELECT id FROM done
+UPDATE sluice.jobs
+SET state = 'completed', output = $3, finished_at = now(), updated_at = now(),
+    attempt_fuel = $4,
+    locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false
+WHERE id = $1 AND state = 'running' AND lease_token = $2
+RETURNING id
 ";
 
 /// `COMPLETE` for a batch: one statement applies every outcome whose lease still holds;
 /// stale ones match nothing and are reported per job.
 const COMPLETE_MANY: &str = "
-WITH input AS (
-    SELECT * FROM unnest($1::int8[], $2::uuid[], $3::bytea[], $4::int8[]) AS i(id, token, output, fuel)
-),
-done AS (
-    UPDATE sluice.jobs j
-    SET state = 'completed', output = i.output, finished_at = now(), updated_at = now(),
-        locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false
-    FROM input i
-    WHERE j.id = i.id AND j.state = 'running' AND j.lease_token = i.token
-    RETURNING j.id, i.token, i.fuel
-),
-history AS (
-    UPDATE sluice.job_attempts a
-    SET finished_at = now(), outcome = 'completed', fuel_used = d.fuel
-    FROM done d
-    WHERE a.job_id = d.id AND a.lease_token = d.token
-)
-SELECT id FROM done
+UPDATE sluice.jobs j
+SET state = 'completed', output = i.output, finished_at = now(), updated_at = now(),
+    attempt_fuel = i.fuel,
+    locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false
+FROM unnest($1::int8[], $2::uuid[], $3::bytea[], $4::int8[]) AS i(id, token, output, fuel)
+WHERE j.id = i.id AND j.state = 'running' AND j.lease_token = i.token
+RETURNING j.id
 ";
 
-/// `decision` locks the fenced row and decides where it goes: cancelled if a cancel was
-/// requested, dead if fatal or out of attempts, else pending at now() + backoff.
+/// `held` locks the fenced row and decides where it goes: cancelled if a cancel was
+/// requested, dead if fatal or out of attempts, else pending at now() + backoff. The
+/// attempt moves into the history in every case.
 const FAIL: &str = concat!(
     "
-WITH decision AS (
-    SELECT id,
+WITH held AS (
+    SELECT id, ",
+    held_attempt!(),
+    ",
            CASE WHEN cancel_requested THEN 'cancelled'
                 WHEN $4 OR attempt >= max_attempts THEN 'dead'
                 ELSE 'pending'
@@ -143,25 +131,27 @@ WITH decision AS (
 ),
 moved AS (
     UPDATE sluice.jobs j
-    SET state = d.next_state,
-        run_at = CASE WHEN d.next_state = 'pending' THEN d.retry_at ELSE j.run_at END,
-        finished_at = CASE WHEN d.next_state = 'pending' THEN NULL ELSE now() END,
+    SET state = h.next_state,
+        run_at = CASE WHEN h.next_state = 'pending' THEN h.retry_at ELSE j.run_at END,
+        finished_at = CASE WHEN h.next_state = 'pending' THEN NULL ELSE now() END,
         last_error = $3,
         locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false,
-        updated_at = now()
-    FROM decision d
-    WHERE j.id = d.id AND j.state = 'running' AND j.lease_token = $2
-    RETURNING j.id, j.state, j.run_at
+        updated_at = now(), ",
+    clear_attempt!(),
+    "
+    FROM held h
+    WHERE j.id = h.id AND j.state = 'running' AND j.lease_token = $2
+    RETURNING j.id, j.state, j.run_at, ",
+    ran_columns!(),
+    "
 ),
-history AS (
-    UPDATE sluice.job_attempts a
-    SET finished_at = now(), error = $3, fuel_used = $8,
-        outcome = CASE m.state WHEN 'pending' THEN 'retry'
-                               WHEN 'dead' THEN 'dead'
-                               ELSE 'cancelled' END
-    FROM moved m
-    WHERE a.job_id = m.id AND a.lease_token = $2
-),
+",
+    archive_attempt!(
+        "CASE m.state WHEN 'pending' THEN 'retry' WHEN 'dead' THEN 'dead' ELSE 'cancelled' END",
+        "$3",
+        "$8"
+    ),
+    ",
 notified AS (
     SELECT pg_notify($9, ",
     due_payload!("m.run_at"),
@@ -172,49 +162,77 @@ SELECT state, run_at, (SELECT count(*) FROM notified) AS notified FROM moved
 );
 
 /// Back to pending without using the attempt (or to cancelled if a cancel is pending).
-const RELEASE: &str = "
-WITH moved AS (
-    UPDATE sluice.jobs
-    SET state = CASE WHEN cancel_requested THEN 'cancelled'::sluice.job_state
-                     ELSE 'pending' END,
-        attempt = CASE WHEN cancel_requested THEN attempt ELSE attempt - 1 END,
-        finished_at = CASE WHEN cancel_requested THEN now() END,
-        last_error = CASE WHEN cancel_requested THEN 'cancelled by operator' ELSE last_error END,
-        locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false,
-        updated_at = now()
+const RELEASE: &str = concat!(
+    "
+WITH held AS (
+    SELECT id, cancel_requested, ",
+    held_attempt!(),
+    "
+    FROM sluice.jobs
     WHERE id = $1 AND state = 'running' AND lease_token = $2
-    RETURNING id, state
+    FOR UPDATE
 ),
-history AS (
-    UPDATE sluice.job_attempts a
-    SET finished_at = now(), error = $3,
-        outcome = CASE WHEN m.state = 'pending' THEN 'released' ELSE 'cancelled' END
-    FROM moved m
-    WHERE a.job_id = m.id AND a.lease_token = $2
+moved AS (
+    UPDATE sluice.jobs j
+    SET state = CASE WHEN h.cancel_requested THEN 'cancelled'::sluice.job_state
+                     ELSE 'pending' END,
+        attempt = CASE WHEN h.cancel_requested THEN j.attempt ELSE j.attempt - 1 END,
+        finished_at = CASE WHEN h.cancel_requested THEN now() END,
+        last_error = CASE WHEN h.cancel_requested THEN 'cancelled by operator'
+                          ELSE j.last_error END,
+        locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false,
+        updated_at = now(), ",
+    clear_attempt!(),
+    "
+    FROM held h
+    WHERE j.id = h.id AND j.state = 'running' AND j.lease_token = $2
+    RETURNING j.id, j.state, ",
+    ran_columns!(),
+    "
 ),
+",
+    archive_attempt!(
+        "CASE WHEN m.state = 'pending' THEN 'released' ELSE 'cancelled' END",
+        "$3",
+        "NULL::int8"
+    ),
+    ",
 notified AS (
     SELECT pg_notify($4, '') FROM moved WHERE state = 'pending'
 )
 SELECT id, (SELECT count(*) FROM notified) AS notified FROM moved
-";
+"
+);
 
-const MARK_CANCELLED: &str = "
-WITH moved AS (
-    UPDATE sluice.jobs
+const MARK_CANCELLED: &str = concat!(
+    "
+WITH held AS (
+    SELECT id, ",
+    held_attempt!(),
+    "
+    FROM sluice.jobs
+    WHERE id = $1 AND state = 'running' AND lease_token = $2
+    FOR UPDATE
+),
+moved AS (
+    UPDATE sluice.jobs j
     SET state = 'cancelled', finished_at = now(), last_error = $3,
         locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false,
-        updated_at = now()
-    WHERE id = $1 AND state = 'running' AND lease_token = $2
-    RETURNING id
+        updated_at = now(), ",
+    clear_attempt!(),
+    "
+    FROM held h
+    WHERE j.id = h.id AND j.state = 'running' AND j.lease_token = $2
+    RETURNING j.id, ",
+    ran_columns!(),
+    "
 ),
-history AS (
-    UPDATE sluice.job_attempts a
-    SET finished_at = now(), outcome = 'cancelled', error = $3
-    FROM moved m
-    WHERE a.job_id = m.id AND a.lease_token = $2
-)
+",
+    archive_attempt!("'cancelled'", "$3", "NULL::int8"),
+    "
 SELECT id FROM moved
-";
+"
+);
 
 fn validate_backoff(b: &Backoff) -> Result<(i64, i64, f64), StoreError> {
     if !(0.0..=1.0).contains(&b.jitter) {

@@ -1,6 +1,6 @@
 //! The worker's side of the queue, first half: claiming jobs and keeping their leases.
 //!
-//! Owns: the claim statement (which also opens each attempt-history row) and the
+//! Owns: the claim statement (which also starts each attempt on its job row) and the
 //! heartbeat. The ways an attempt ends are in `finish.rs`.
 //! Must not: hand the same job to two claimers (SKIP LOCKED + a state recheck), or
 //! extend a lease without matching `id`, `state = 'running'`, the token and the worker.
@@ -55,11 +55,12 @@ pub struct HeartbeatReport {
     pub cancel_requested: Vec<i64>,
 }
 
-/// The claim: `sluice.claim(...)` (migrations/0007_fair_claims.sql) locks the capped
-/// tenants that have ready work, then claims in one statement, interleaving tenants by
-/// how many jobs each already runs (docs/fairness.md). Rows are locked with SKIP LOCKED,
-/// so concurrent claimers never wait on each other's jobs and never get the same row;
-/// the attempt-history rows are inserted by the same statement.
+/// The claim: `sluice.claim(...)` (migrations/0007_fair_claims.sql, last replaced in
+/// 0009) locks the capped tenants that have ready work, then claims in one statement,
+/// interleaving tenants by how many jobs each already runs (docs/fairness.md). Rows are
+/// locked with SKIP LOCKED, so concurrent claimers never wait on each other's jobs and
+/// never get the same row; each attempt is written onto its job row by the same
+/// statement (migration 9).
 const CLAIM: &str = "
 SELECT id, tenant, job_type, payload, priority, attempt, max_attempts, lease_token, locked_until
 FROM sluice.claim($1, $2, $3, $4, $5)

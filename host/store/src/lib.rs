@@ -19,6 +19,7 @@ mod enqueue;
 mod error;
 mod fairness;
 mod finish;
+mod history;
 mod job_types;
 mod lease;
 mod listen;

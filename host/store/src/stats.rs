@@ -7,7 +7,7 @@
 //!
 //! Cost: the statement aggregates every row of `sluice.jobs` of the tenant (retention
 //! bounds that table) and the `lease_expired` attempts of the last hour in
-//! `sluice.job_attempts`. It is meant for dashboards and scrapes every few seconds, not for
+//! `sluice.attempt_history`. It is meant for dashboards and scrapes every few seconds, not for
 //! a hot path: the metrics endpoint caches its result.
 
 use chrono::{DateTime, Utc};
@@ -102,7 +102,7 @@ WITH depth AS (
 ),
 expired AS (
     SELECT j.tenant, j.job_type, count(*) AS expirations
-    FROM sluice.job_attempts a
+    FROM sluice.attempt_history a
     JOIN sluice.jobs j ON j.id = a.job_id
     WHERE a.outcome = 'lease_expired' AND a.finished_at >= now() - interval '1 hour'
       AND ($1::text IS NULL OR j.tenant = $1)

@@ -61,7 +61,8 @@ async fn claims_by_priority_then_run_at_then_id(pool: PgPool) {
     // ...and so do single claims, one at a time.
     sqlx::query(
         "UPDATE sluice.jobs SET state = 'pending', attempt = 0, locked_by = NULL, \
-         locked_until = NULL, lease_token = NULL",
+         locked_until = NULL, lease_token = NULL, attempt_id = NULL, \
+         attempt_started_at = NULL, attempt_worker = NULL",
     )
     .execute(&pool)
     .await

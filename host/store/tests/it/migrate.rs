@@ -29,8 +29,8 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
         tables,
         [
             "api_tokens",
+            "attempt_history",
             "components",
-            "job_attempts",
             "job_types",
             "jobs",
             "maintenance_runs",
@@ -60,4 +60,99 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
             "jobs_running_idx",
         ]
     );
+}
+
+/// Migration 9 moves the attempt of a running job from the history table onto its row,
+/// keeps finished attempts where they were, and the history reads the same through the
+/// `sluice.job_attempts` view before and after; the moved attempt then finishes normally.
+#[sqlx::test(migrations = false)]
+async fn migration_9_moves_running_attempts_onto_their_rows(pool: PgPool) {
+    let (before_9, from_9): (Vec<_>, Vec<_>) = MIGRATOR.iter().partition(|m| m.version < 9);
+    assert!(!from_9.is_empty(), "migration 9 exists");
+    for m in &before_9 {
+        sqlx::raw_sql(m.sql.clone()).execute(&pool).await.unwrap();
+    }
+    sqlx::raw_sql(
+        "INSERT INTO sluice.tenants (id) VALUES ('acme');
+         INSERT INTO sluice.jobs (tenant, job_type, payload, max_attempts)
+         SELECT 'acme', 'echo', '\\x7b7d', 3 FROM generate_series(1, 3);",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    // Part 8's claim: three attempts open in the history table; the first completes and
+    // the second is retried (old statements, written out here), the third keeps running.
+    let claimed: Vec<(i64, uuid::Uuid)> = sqlx::query_as(
+        "SELECT id, lease_token FROM sluice.claim('old-host', 3, 60000000, NULL, NULL) ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(claimed.len(), 3);
+    // Ids of rows this test just created, not input.
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "UPDATE sluice.jobs SET state = 'completed', finished_at = now(), locked_by = NULL,
+             locked_until = NULL, lease_token = NULL WHERE id = {done};
+         UPDATE sluice.job_attempts SET finished_at = now(), outcome = 'completed', fuel_used = 7
+             WHERE job_id = {done};
+         UPDATE sluice.jobs SET state = 'pending', last_error = 'boom', locked_by = NULL,
+             locked_until = NULL, lease_token = NULL WHERE id = {retried};
+         UPDATE sluice.job_attempts SET finished_at = now(), outcome = 'retry', error = 'boom'
+             WHERE job_id = {retried};",
+        done = claimed[0].0,
+        retried = claimed[1].0,
+    )))
+    .execute(&pool)
+    .await
+    .unwrap();
+    let history = || async {
+        sqlx::query_as::<_, (i64, i64, i32, String, Option<String>, Option<i64>, bool)>(
+            "SELECT id, job_id, attempt, worker, outcome, fuel_used, finished_at IS NULL \
+             FROM sluice.job_attempts ORDER BY id",
+        )
+        .fetch_all(&pool)
+        .await
+        .unwrap()
+    };
+    let before = history().await;
+    assert_eq!(before.len(), 3);
+
+    for m in &from_9 {
+        sqlx::raw_sql(m.sql.clone()).execute(&pool).await.unwrap();
+    }
+    assert_eq!(history().await, before, "the view shows the same history");
+    let (running, on_row): (i64, Option<i64>) =
+        sqlx::query_as("SELECT id, attempt_id FROM sluice.jobs WHERE state = 'running'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(running, claimed[2].0);
+    assert_eq!(
+        on_row,
+        Some(before[2].0),
+        "the open attempt moved onto its row"
+    );
+    let open_rows: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM sluice.attempt_history WHERE finished_at IS NULL")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(open_rows, 0);
+
+    // The converted attempt finishes through today's statement.
+    let store = Store::new(pool.clone());
+    let lease = sluice_store::Lease {
+        job_id: running,
+        token: claimed[2].1,
+    };
+    store
+        .fail(&lease, &sluice_store::Failure::retry("late"))
+        .await
+        .unwrap();
+    let attempts = store.attempts(None, running).await.unwrap();
+    assert_eq!(attempts.len(), 1);
+    assert_eq!(attempts[0].id, before[2].0);
+    assert_eq!(attempts[0].worker, "old-host");
+    assert_eq!(attempts[0].error.as_deref(), Some("late"));
+    assert!(attempts[0].finished_at.is_some());
 }

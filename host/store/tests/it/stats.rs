@@ -145,9 +145,9 @@ async fn stats_report_the_oldest_ready_age_and_recent_lease_expirations(pool: Pg
         assert_eq!(store.reap(10).await.unwrap().len(), 1);
     }
     sqlx::query(
-        "UPDATE sluice.job_attempts SET finished_at = now() - interval '2 hours', \
+        "UPDATE sluice.attempt_history SET finished_at = now() - interval '2 hours', \
          started_at = now() - interval '3 hours' \
-         WHERE id = (SELECT min(id) FROM sluice.job_attempts WHERE outcome = 'lease_expired')",
+         WHERE id = (SELECT min(id) FROM sluice.attempt_history WHERE outcome = 'lease_expired')",
     )
     .execute(&pool)
     .await
