@@ -32,8 +32,9 @@ pub(crate) const COMPONENT_CAPS: InstanceCaps = InstanceCaps {
 const TABLES_PER_MODULE: u32 = 4;
 /// Host stack left to host functions on top of the guest's wasm stack.
 const HOST_STACK: usize = 1 << 20;
-/// Bytes of each pooled memory, table and stack reset with memset rather than madvise.
+/// Bytes of each pooled table and fiber stack reset with memset rather than madvise.
 const KEEP_RESIDENT: usize = 64 << 10;
+/// Most dirtied bytes of a linear memory restored in place (found by PAGEMAP_SCAN).
 const MEMORY_KEEP_RESIDENT: usize = 1 << 20;
 /// Frames kept in a trap's wasm backtrace (wasmtime's default).
 const BACKTRACE_FRAMES: usize = 20;
@@ -117,11 +118,16 @@ fn pool_config(cfg: &SandboxConfig) -> anyhow::Result<PoolingAllocationConfig> {
         // so bounds checks are still elided.
         .max_memory_size(usize::try_from(cfg.max_memory_bytes).context("max_memory_bytes")?)
         .table_elements(usize::try_from(cfg.max_table_elements).context("max_table_elements")?);
-    // Reset the first bytes of each memory, table and fiber stack with memset instead of
-    // madvise when a slot is freed: a short attempt dirties little more than this, and
-    // madvise on a multi-threaded host means TLB-shootdown IPIs (measured: instantiate
-    // 9.8 → 7.4 µs, drain +7%; 1 MiB was slower than none). Isolation is unchanged: the
-    // memory is zeroed either way.
+    // Reset pooled slots without madvise where possible: on a multi-threaded host every
+    // madvise is a TLB-shootdown IPI, and the pages it drops fault back in on the next
+    // attempt. With PAGEMAP_SCAN (Linux 6.7+; `Auto` falls back to the old way where it
+    // is missing) wasmtime finds the pages an attempt dirtied anywhere in a linear memory
+    // and restores up to MEMORY_KEEP_RESIDENT bytes of them in place (zeroes, or the
+    // component's initial image), decommitting only the rest. A Rust task touches its
+    // stack just below 1 MiB and its data and heap above it, so a 64 KiB prefix reset
+    // (what this did before) missed them all. Measured (`sluice bench sandbox`):
+    // instantiate + call 15.6 → 5–7 µs; drain +25%. Tables and fiber stacks keep a
+    // 64 KiB memset prefix. Isolation is unchanged: every page is restored either way.
     p.pagemap_scan(Enabled::Auto)
         .linear_memory_keep_resident(MEMORY_KEEP_RESIDENT)
         .table_keep_resident(KEEP_RESIDENT)
