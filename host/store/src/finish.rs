@@ -86,6 +86,26 @@ pub enum FailResult {
     Cancelled,
 }
 
+/// The `held` CTE every lease holder's statement but the completion starts with: the job
+/// row locked, fenced on `$1` (id), `state = 'running'` and `$2` (lease token), with the
+/// attempt it holds and the given extra columns (each followed by `, `).
+macro_rules! held_by_lease {
+    ($extra:literal) => {
+        concat!(
+            "
+WITH held AS (
+    SELECT id, ",
+            $extra,
+            held_attempt!(),
+            "
+    FROM sluice.jobs
+    WHERE id = $1 AND state = 'running' AND lease_token = $2
+    FOR UPDATE
+),"
+        )
+    };
+}
+
 /// The attempt stays on the completed row (migration 9), with the fuel it used: a
 /// completion writes one row version and nothing else.
 const COMPLETE: &str = "
@@ -113,22 +133,16 @@ RETURNING j.id
 /// requested, dead if fatal or out of attempts, else pending at now() + backoff. The
 /// attempt moves into the history in every case.
 const FAIL: &str = concat!(
-    "
-WITH held AS (
-    SELECT id, ",
-    held_attempt!(),
-    ",
-           CASE WHEN cancel_requested THEN 'cancelled'
+    held_by_lease!(
+        "CASE WHEN cancel_requested THEN 'cancelled'
                 WHEN $4 OR attempt >= max_attempts THEN 'dead'
                 ELSE 'pending'
            END::sluice.job_state AS next_state,
            now() + least($6::float8, $5::float8 * power(2::float8, least(attempt - 1, 62)))
                  * (1 + $7::float8 * (2 * random() - 1))
-                 * interval '1 microsecond' AS retry_at
-    FROM sluice.jobs
-    WHERE id = $1 AND state = 'running' AND lease_token = $2
-    FOR UPDATE
-),
+                 * interval '1 microsecond' AS retry_at, "
+    ),
+    "
 moved AS (
     UPDATE sluice.jobs j
     SET state = h.next_state,
@@ -163,15 +177,8 @@ SELECT state, run_at, (SELECT count(*) FROM notified) AS notified FROM moved
 
 /// Back to pending without using the attempt (or to cancelled if a cancel is pending).
 const RELEASE: &str = concat!(
+    held_by_lease!("cancel_requested, "),
     "
-WITH held AS (
-    SELECT id, cancel_requested, ",
-    held_attempt!(),
-    "
-    FROM sluice.jobs
-    WHERE id = $1 AND state = 'running' AND lease_token = $2
-    FOR UPDATE
-),
 moved AS (
     UPDATE sluice.jobs j
     SET state = CASE WHEN h.cancel_requested THEN 'cancelled'::sluice.job_state
@@ -205,15 +212,8 @@ SELECT id, (SELECT count(*) FROM notified) AS notified FROM moved
 );
 
 const MARK_CANCELLED: &str = concat!(
+    held_by_lease!(""),
     "
-WITH held AS (
-    SELECT id, ",
-    held_attempt!(),
-    "
-    FROM sluice.jobs
-    WHERE id = $1 AND state = 'running' AND lease_token = $2
-    FOR UPDATE
-),
 moved AS (
     UPDATE sluice.jobs j
     SET state = 'cancelled', finished_at = now(), last_error = $3,
