@@ -301,3 +301,18 @@ async fn an_operator_script_runs_end_to_end_and_stats_add_up(pool: PgPool) {
         "a key names one job, not a bulk file"
     );
 }
+
+#[sqlx::test(migrations = false)]
+async fn a_worker_on_an_unmigrated_database_stops_at_once_and_says_to_migrate(pool: PgPool) {
+    let sluice = Sluice::new(&pool);
+    let out = sluice.run(&["worker", "--drain"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no Sluice schema") && stderr.contains("sluice migrate"),
+        "{stderr}"
+    );
+    sluice.ok(&["migrate"]);
+    let summary = sluice.json(&["worker", "--drain"]);
+    assert_eq!(summary["completed"], 0, "{summary}");
+}

@@ -96,6 +96,7 @@ pub struct SchedulerArgs {
 
 /// Runs the scheduler (and retention, unless disabled) until SIGTERM or SIGINT.
 pub async fn run_standalone(store: Store, args: SchedulerArgs) -> anyhow::Result<()> {
+    store.check_schema().await?;
     use tokio::signal::unix::{SignalKind, signal};
     let host = args
         .worker_id

@@ -31,6 +31,7 @@ pub struct ServeArgs {
 }
 
 pub async fn run(store: Store, args: ServeArgs) -> anyhow::Result<()> {
+    store.check_schema().await?;
     if let Some(token) = &args.admin_token
         && token.len() < 32
     {

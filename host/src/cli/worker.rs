@@ -79,6 +79,7 @@ pub struct WorkerArgs {
 
 pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::Result<()> {
     check_timings(&args)?;
+    store.check_schema().await?;
     // Before anything slow: a SIGTERM during startup is a graceful shutdown too.
     let shutdown = CancellationToken::new();
     tokio::spawn(watch_signals(shutdown.clone()));

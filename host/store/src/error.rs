@@ -59,6 +59,12 @@ pub enum StoreError {
     )]
     KeyContended { tenant: String, key: String },
 
+    /// The database's schema is not the one this binary was built for: migrations are
+    /// missing (`database` lower, or `None` for no Sluice schema at all) or the database
+    /// was migrated by a newer binary (`database` higher).
+    #[error("{}", schema_mismatch_message(*database, *binary))]
+    SchemaMismatch { database: Option<i64>, binary: i64 },
+
     /// Postgres or the connection failed.
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
@@ -96,6 +102,18 @@ impl StoreError {
             entity: "job",
             id: id.to_string(),
         }
+    }
+}
+
+fn schema_mismatch_message(database: Option<i64>, binary: i64) -> String {
+    match database {
+        None => "the database has no Sluice schema: run `sluice migrate` first".into(),
+        Some(db) if db < binary => format!(
+            "the database schema is at migration {db}, this sluice needs {binary}: run `sluice migrate` (stop the workers first)"
+        ),
+        Some(db) => format!(
+            "the database schema is at migration {db}, newer than this sluice knows ({binary}): run the newer sluice binary"
+        ),
     }
 }
 

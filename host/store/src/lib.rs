@@ -27,6 +27,7 @@ mod maintenance;
 mod reap;
 mod retention;
 mod schedules;
+mod schema;
 mod stats;
 mod tenants;
 mod tokens;

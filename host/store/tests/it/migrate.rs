@@ -1,6 +1,6 @@
 //! Migrations: applying them again is a no-op.
 
-use sluice_store::{MIGRATOR, Store};
+use sluice_store::{MIGRATOR, Store, StoreError};
 use sqlx::PgPool;
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
@@ -155,4 +155,49 @@ async fn migration_9_moves_running_attempts_onto_their_rows(pool: PgPool) {
     assert_eq!(attempts[0].worker, "old-host");
     assert_eq!(attempts[0].error.as_deref(), Some("late"));
     assert!(attempts[0].finished_at.is_some());
+}
+
+/// The worker, scheduler and server check the schema at start: current passes, a
+/// database that is behind or ahead of the binary, or has no schema, is named as such.
+#[sqlx::test(migrations = false)]
+async fn check_schema_names_a_missing_an_old_and_a_newer_schema(pool: PgPool) {
+    let store = Store::new(pool.clone());
+    let latest = MIGRATOR.iter().map(|m| m.version).max().unwrap();
+    let mismatch = |result: Result<(), StoreError>| match result {
+        Err(error @ StoreError::SchemaMismatch { .. }) => error.to_string(),
+        other => panic!("expected a schema mismatch, got {other:?}"),
+    };
+
+    let none = mismatch(store.check_schema().await);
+    assert!(
+        none.contains("no Sluice schema") && none.contains("sluice migrate"),
+        "{none}"
+    );
+
+    store.migrate().await.unwrap();
+    store.check_schema().await.unwrap();
+
+    sqlx::query("DELETE FROM _sqlx_migrations WHERE version = $1")
+        .bind(latest)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let behind = mismatch(store.check_schema().await);
+    assert!(
+        behind.contains(&format!("at migration {}", latest - 1))
+            && behind.contains(&format!("needs {latest}"))
+            && behind.contains("sluice migrate"),
+        "{behind}"
+    );
+
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+         VALUES ($1, 'from the future', true, '\\x00', 0)",
+    )
+    .bind(latest + 1)
+    .execute(&pool)
+    .await
+    .unwrap();
+    let ahead = mismatch(store.check_schema().await);
+    assert!(ahead.contains("newer than this sluice"), "{ahead}");
 }
