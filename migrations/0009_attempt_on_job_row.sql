@@ -63,7 +63,8 @@ WHERE j.attempt_id IS NOT NULL;
 COMMENT ON VIEW sluice.job_attempts IS
     'Every attempt of every job: the history table plus the attempt a running or completed job holds on its row.';
 
--- The claim of part 8, writing the attempt onto the row instead of a history row.
+-- The claim of part 8, writing the attempt onto the row instead of a history row, and
+-- counting a tenant's running jobs only where a cap or a second tenant needs the count.
 CREATE OR REPLACE FUNCTION sluice.claim(
     p_worker    text,
     p_limit     integer,
@@ -122,18 +123,26 @@ BEGIN
         UNION
         SELECT u.tenant FROM unnest(p_tenants) AS u(tenant)
     ),
-    budget AS (
-        SELECT tl.tenant,
-               r.n AS running,
-               GREATEST(0, LEAST(p_limit, COALESCE(t.max_running - r.n, p_limit))) AS take
+    counted AS (
+        SELECT tl.tenant, t.max_running,
+               -- Counted per tenant over jobs_running_idx, by index scans (which mark
+               -- index entries of finished jobs dead as they pass them; a bitmap scan
+               -- would not) -- but only where the count changes the answer: for a cap,
+               -- or to interleave several tenants. One uncapped tenant's claim would
+               -- otherwise visit every job it runs (O(running) per claim).
+               CASE WHEN t.max_running IS NOT NULL
+                         OR (SELECT count(*) FROM tenant_list) > 1
+                    THEN (SELECT count(*)::integer FROM sluice.jobs j
+                          WHERE j.tenant = tl.tenant AND j.state = 'running')
+                    ELSE 0
+               END AS running
         FROM tenant_list tl
-        -- Counted per tenant over jobs_running_idx, by index scans (which mark index
-        -- entries of finished jobs dead as they pass them; a bitmap scan would not).
-        CROSS JOIN LATERAL (
-            SELECT count(*)::integer AS n FROM sluice.jobs j
-            WHERE j.tenant = tl.tenant AND j.state = 'running'
-        ) r
         LEFT JOIN sluice.tenants t ON t.id = tl.tenant
+    ),
+    budget AS (
+        SELECT c.tenant, c.running,
+               GREATEST(0, LEAST(p_limit, COALESCE(c.max_running - c.running, p_limit))) AS take
+        FROM counted c
     ),
     candidates AS (
         SELECT c.id, c.priority, c.run_at,
