@@ -154,20 +154,16 @@ pub(super) async fn run_attempt(
                 logs_truncated,
                 ..
             } = report;
-            match outcome {
-                // The common case logs nothing, so it needs no span.
-                Outcome::Completed { output } if logs.is_empty() => {
-                    record.complete(Completion { output, fuel_used }).await
-                }
-                outcome => {
-                    async {
-                        log_guest_output(&logs, logs_truncated);
-                        record_outcome(&record, outcome, &interrupt, resolved.backoff, fuel_used)
-                            .await
-                    }
-                    .instrument(span())
-                    .await
-                }
+            // The common case (completed, no guest output) logs nothing: no span for it.
+            let quiet = logs.is_empty() && matches!(outcome, Outcome::Completed { .. });
+            let recording = async {
+                log_guest_output(&logs, logs_truncated);
+                record_outcome(&record, outcome, &interrupt, resolved.backoff, fuel_used).await
+            };
+            if quiet {
+                recording.await
+            } else {
+                recording.instrument(span()).await
             }
         }
     };

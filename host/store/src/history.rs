@@ -34,7 +34,8 @@ pub(crate) use ran_columns;
 
 /// A `history` CTE inserting the attempt of every row of `moved` (which returned
 /// [`ran_columns!`]), finished now, with the given SQL expressions for its outcome, error
-/// and fuel. Rows without an attempt on them (none after migration 9) archive nothing.
+/// and fuel. Every running row has its attempt on it (the `jobs_attempt_on_row` check),
+/// so every moved row archives one.
 macro_rules! archive_attempt {
     ($outcome:literal, $error:literal, $fuel:literal) => {
         concat!(
@@ -49,7 +50,6 @@ macro_rules! archive_attempt {
             $fuel,
             "
     FROM moved m
-    WHERE m.ran_id IS NOT NULL
 )"
         )
     };
