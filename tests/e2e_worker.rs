@@ -421,3 +421,54 @@ async fn prefetched_jobs_are_released_unspent_on_shutdown(pool: PgPool) {
     }
     assert_eq!(pending, 4);
 }
+
+/// A prefetching worker claims with the short prefetch lease, so the queue of a worker
+/// that dies comes back soon; the heartbeat renews a job that started to the full lease
+/// and keeps the queued ones on the short one.
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn queued_jobs_hold_the_prefetch_lease_and_a_started_job_the_full_lease(pool: PgPool) {
+    let (store, sandbox) = setup(&pool).await;
+    define(&store, &sandbox, "sleep", 3, Some(20_000)).await;
+    let mut ids = Vec::new();
+    for _ in 0..4 {
+        ids.push(enqueue(&store, "sleep", r#"{"ms":2500}"#).await);
+    }
+    let mut cfg = config("prefetcher", 1);
+    cfg.prefetch = 4;
+    cfg.lease = Duration::from_secs(60);
+    cfg.prefetch_lease = Duration::from_secs(3);
+    let (worker, shutdown) = spawn_worker(&store, &sandbox, cfg);
+    // Seconds of lease left on each job, in id order (None: not running).
+    let leases_left = || async {
+        let rows: Vec<(i64, Option<f64>)> = sqlx::query_as(
+            "SELECT id, extract(epoch FROM locked_until - now())::float8
+             FROM sluice.jobs ORDER BY id",
+        )
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+        rows.into_iter().map(|(_, left)| left).collect::<Vec<_>>()
+    };
+    // The first job starts (the slot), the other three wait in the queue. The heartbeat,
+    // every third of the prefetch lease, moves the started one onto the full lease.
+    let left = wait_for(
+        "the started job to get the full lease",
+        Duration::from_secs(20),
+        || async {
+            let left = leases_left().await;
+            left[0].is_some_and(|s| s > 30.0).then_some(left)
+        },
+    )
+    .await;
+    for queued in &left[1..] {
+        let queued = queued.expect("a queued job is held (running, leased)");
+        assert!(
+            queued <= 3.0,
+            "a queued job keeps the prefetch lease: {left:?}"
+        );
+    }
+    shutdown.cancel();
+    let summary = worker.await.unwrap().unwrap();
+    assert_eq!(summary.completed, 1, "{summary:?}");
+    assert_eq!(summary.released, 3, "{summary:?}");
+}

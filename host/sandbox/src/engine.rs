@@ -32,8 +32,13 @@ pub(crate) const COMPONENT_CAPS: InstanceCaps = InstanceCaps {
 const TABLES_PER_MODULE: u32 = 4;
 /// Host stack left to host functions on top of the guest's wasm stack.
 const HOST_STACK: usize = 1 << 20;
-/// Bytes of each pooled table and fiber stack reset with memset rather than madvise.
+/// Bytes of each pooled table reset with memset rather than madvise.
 const KEEP_RESIDENT: usize = 64 << 10;
+/// Bytes at the top of each pooled fiber stack zeroed with memset (the rest is
+/// decommitted, so it reads as zeroes too). A task's host-side stack stays well inside
+/// 16 KiB; zeroing 64 KiB on every attempt was ≈ 7% of the worker's CPU in a drain
+/// profile (`docs/benchmarks.md`).
+const STACK_KEEP_RESIDENT: usize = 16 << 10;
 /// Most dirtied bytes of a linear memory restored in place (found by PAGEMAP_SCAN).
 const MEMORY_KEEP_RESIDENT: usize = 1 << 20;
 /// Frames kept in a trap's wasm backtrace (wasmtime's default).
@@ -126,12 +131,12 @@ fn pool_config(cfg: &SandboxConfig) -> anyhow::Result<PoolingAllocationConfig> {
     // component's initial image), decommitting only the rest. A Rust task touches its
     // stack just below 1 MiB and its data and heap above it, so a 64 KiB prefix reset
     // (what this did before) missed them all. Measured (`sluice bench sandbox`):
-    // instantiate + call 15.6 → 5–7 µs; drain +25%. Tables and fiber stacks keep a
-    // 64 KiB memset prefix. Isolation is unchanged: every page is restored either way.
+    // instantiate + call 15.6 → 5–7 µs; drain +25%. Tables keep a 64 KiB memset prefix,
+    // fiber stacks a 16 KiB one. Isolation is unchanged: every page is restored either way.
     p.pagemap_scan(Enabled::Auto)
         .linear_memory_keep_resident(MEMORY_KEEP_RESIDENT)
         .table_keep_resident(KEEP_RESIDENT)
-        .async_stack_keep_resident(KEEP_RESIDENT);
+        .async_stack_keep_resident(STACK_KEEP_RESIDENT);
     Ok(p)
 }
 

@@ -24,6 +24,11 @@ pub struct WorkerArgs {
     /// released on shutdown, reaped if the worker dies). 0: claim only for free slots.
     #[arg(long, default_value_t = 0)]
     pub prefetch: usize,
+    /// With --prefetch, the lease on a job while it waits in this worker's queue (a job
+    /// that starts gets --lease at the next heartbeat): if the worker dies, its queue
+    /// comes back after this long, not after --lease.
+    #[arg(long, value_parser = parse_duration, default_value = "30s")]
+    pub prefetch_lease: Duration,
     /// Only run jobs of these tenants (repeatable; default: all).
     #[arg(long = "only-tenant")]
     pub only_tenants: Vec<String>,
@@ -93,6 +98,7 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
     let mut config = WorkerConfig::new(worker_id.clone());
     config.concurrency = args.concurrency.max(1);
     config.prefetch = args.prefetch;
+    config.prefetch_lease = args.prefetch_lease;
     config.tenants = (!args.only_tenants.is_empty()).then_some(args.only_tenants);
     config.drain = args.drain;
     config.drain_horizon = args.drain_horizon;
@@ -162,6 +168,7 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
 fn check_timings(args: &WorkerArgs) -> anyhow::Result<()> {
     let positive = [
         ("--lease", args.lease),
+        ("--prefetch-lease", args.prefetch_lease),
         ("--reap-interval", args.reap_interval),
         ("--poll-interval", args.poll_interval),
         ("--idle-backoff", args.idle_backoff),
@@ -177,6 +184,12 @@ fn check_timings(args: &WorkerArgs) -> anyhow::Result<()> {
         bail!(
             "--lease {:?} is too short: heartbeats renew it every third, so it must be at least 1s",
             args.lease
+        );
+    }
+    if args.prefetch > 0 && args.prefetch_lease < Duration::from_secs(1) {
+        bail!(
+            "--prefetch-lease {:?} is too short: heartbeats renew it every third, so it must be at least 1s",
+            args.prefetch_lease
         );
     }
     if args.idle_backoff_max < args.idle_backoff {
@@ -227,4 +240,43 @@ pub(super) fn default_cache_dir() -> PathBuf {
         .unwrap_or_else(std::env::temp_dir)
         .join("sluice")
         .join("components")
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(clap::Parser)]
+    struct Worker {
+        #[command(flatten)]
+        args: WorkerArgs,
+    }
+
+    fn check(flags: &[&str]) -> Result<(), String> {
+        let parsed = Worker::try_parse_from(std::iter::once("worker").chain(flags.iter().copied()))
+            .expect("flags parse");
+        check_timings(&parsed.args).map_err(|error| error.to_string())
+    }
+
+    #[test]
+    fn timing_flags_that_cannot_work_are_refused_by_name() {
+        assert_eq!(check(&[]), Ok(()));
+        assert_eq!(
+            check(&["--prefetch", "64", "--prefetch-lease", "5s"]),
+            Ok(())
+        );
+        let zero = check(&["--prefetch-lease", "0s"]).unwrap_err();
+        assert!(zero.contains("--prefetch-lease"), "{zero}");
+        let short = check(&["--prefetch", "8", "--prefetch-lease", "500ms"]).unwrap_err();
+        assert!(
+            short.contains("--prefetch-lease") && short.contains("at least 1s"),
+            "{short}"
+        );
+        // Without prefetch the prefetch lease is never used: a short one is harmless.
+        assert_eq!(check(&["--prefetch-lease", "500ms"]), Ok(()));
+        let lease = check(&["--lease", "500ms"]).unwrap_err();
+        assert!(lease.starts_with("--lease"), "{lease}");
+    }
 }

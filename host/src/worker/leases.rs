@@ -19,25 +19,40 @@ use super::{StopReason, WorkerConfig};
 
 /// How soon a failed heartbeat is tried again (never later than its normal interval).
 pub(super) fn heartbeat_retry(config: &WorkerConfig) -> Duration {
-    (config.lease / 10).clamp(Duration::from_millis(100), Duration::from_secs(2))
+    (config.claim_lease() / 10).clamp(Duration::from_millis(100), Duration::from_secs(2))
 }
 
-/// Extends every lease this worker holds, in one statement, and interrupts the attempts
-/// whose lease was lost or whose job an operator cancelled. False if the database could
-/// not be reached (try again soon: the leases are running out).
+/// Extends every lease this worker holds and interrupts the attempts whose lease was
+/// lost or whose job an operator cancelled: started jobs to the full lease, jobs still
+/// in the prefetch queue to the prefetch lease (one statement for each group). False if
+/// the database could not be reached (try again soon: the leases are running out).
 pub(super) async fn renew(
     store: &Store,
     config: &WorkerConfig,
     running: &HashMap<i64, Running>,
 ) -> bool {
-    if running.is_empty() {
+    let (started, queued): (Vec<&Running>, Vec<&Running>) =
+        running.values().partition(|job| job.started);
+    let groups = [(started, config.lease), (queued, config.claim_lease())];
+    let mut reached = true;
+    for (jobs, lease) in groups {
+        let leases: Vec<Lease> = jobs.iter().map(|job| job.lease).collect();
+        reached &= renew_group(store, config, running, &leases, lease).await;
+    }
+    reached
+}
+
+async fn renew_group(
+    store: &Store,
+    config: &WorkerConfig,
+    running: &HashMap<i64, Running>,
+    leases: &[Lease],
+    lease: Duration,
+) -> bool {
+    if leases.is_empty() {
         return true;
     }
-    let leases: Vec<Lease> = running.values().map(|job| job.lease).collect();
-    match store
-        .heartbeat(&config.worker_id, &leases, config.lease)
-        .await
-    {
+    match store.heartbeat(&config.worker_id, leases, lease).await {
         Ok(report) => {
             for id in report.lost {
                 if let Some(job) = running.get(&id) {

@@ -55,8 +55,12 @@ pub struct WorkerConfig {
     /// shutdown); 0 claims only for free slots.
     pub prefetch: usize,
     /// Visibility timeout: a job whose lease is not renewed for this long is reaped.
-    /// Renewed every third of it.
+    /// Renewed every third of it (of `prefetch_lease` when that is shorter).
     pub lease: Duration,
+    /// With `prefetch`, the lease a claim takes and a job keeps while it waits in the
+    /// queue, so the queue of a worker that dies comes back this soon. A job that
+    /// starts is renewed to `lease` by the next heartbeat.
+    pub prefetch_lease: Duration,
     /// Only claim jobs of these tenants (`None`: all).
     pub tenants: Option<Vec<String>>,
     /// Exit once nothing is running and no job is due within `drain_horizon`.
@@ -80,12 +84,23 @@ pub struct WorkerConfig {
 }
 
 impl WorkerConfig {
+    /// The lease a claim takes: the prefetch lease when prefetching (the claimed jobs
+    /// may wait in the queue), else the full lease.
+    pub fn claim_lease(&self) -> Duration {
+        if self.prefetch > 0 {
+            self.prefetch_lease.min(self.lease)
+        } else {
+            self.lease
+        }
+    }
+
     pub fn new(worker_id: impl Into<String>) -> Self {
         Self {
             worker_id: worker_id.into(),
             concurrency: 8,
             prefetch: 0,
             lease: Duration::from_secs(300),
+            prefetch_lease: Duration::from_secs(30),
             tenants: None,
             drain: false,
             drain_horizon: Duration::from_secs(10),
@@ -148,7 +163,7 @@ pub async fn run(
     let mut idle = IdleSchedule::new(config.idle);
     let mut slots = Slots::new();
     let mut summary = WorkerSummary::default();
-    let heartbeat_every = config.lease / 3;
+    let heartbeat_every = config.claim_lease() / 3;
     let mut next_heartbeat = Instant::now() + heartbeat_every;
     let mut reaper = interval(config.reap_interval);
     reaper.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -346,7 +361,7 @@ async fn claim(store: Store, config: WorkerConfig, wanted: usize) -> Result<Vec<
     let request = ClaimRequest {
         worker: config.worker_id.clone(),
         limit: wanted as u32,
-        lease: config.lease,
+        lease: config.claim_lease(),
         tenants: config.tenants.clone(),
         job_types: None,
     };

@@ -29,6 +29,8 @@ pub(super) struct Running {
     pub(super) interrupt: Interrupt,
     /// Started and still in the sandbox (counts against `concurrency`).
     executing: bool,
+    /// Left the prefetch queue: its lease is renewed to the full lease.
+    pub(super) started: bool,
 }
 
 /// What every attempt task needs; cloned into each.
@@ -96,6 +98,7 @@ impl Slots {
                 lease: job.lease,
                 interrupt: Interrupt::default(),
                 executing: false,
+                started: false,
             },
         );
         self.queued.push_back(job);
@@ -111,6 +114,7 @@ impl Slots {
                 continue;
             };
             held.executing = true;
+            held.started = true;
             self.executing += 1;
             let executing = Executing::new(self.ran_tx.clone(), job.id);
             let job_id = job.id;
