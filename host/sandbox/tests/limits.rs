@@ -59,7 +59,14 @@ async fn cancel_stops_a_spinning_guest_quickly() {
         stop_latency < Duration::from_millis(100),
         "stopped {stop_latency:?} after cancel"
     );
-    assert!(report.elapsed >= Duration::from_millis(300));
+    // The guest was already running when the cancel came: the attempt lasted longer than
+    // the time from the cancel to its report. (Not `elapsed >= 300 ms`: on a loaded
+    // machine the guest runtime may start the attempt well after the spawn.)
+    assert!(
+        report.elapsed > stop_latency,
+        "attempt {:?}, stopped {stop_latency:?} after cancel",
+        report.elapsed
+    );
     assert_still_works(&sb).await;
 }
 
