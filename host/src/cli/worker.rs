@@ -180,17 +180,17 @@ fn check_timings(args: &WorkerArgs) -> anyhow::Result<()> {
             bail!("{flag} must be longer than zero");
         }
     }
-    if args.lease < Duration::from_secs(1) {
-        bail!(
-            "--lease {:?} is too short: heartbeats renew it every third, so it must be at least 1s",
-            args.lease
-        );
-    }
-    if args.prefetch > 0 && args.prefetch_lease < Duration::from_secs(1) {
-        bail!(
-            "--prefetch-lease {:?} is too short: heartbeats renew it every third, so it must be at least 1s",
-            args.prefetch_lease
-        );
+    // Heartbeats renew leases every third of the shorter one in use.
+    let leases = [
+        ("--lease", args.lease, true),
+        ("--prefetch-lease", args.prefetch_lease, args.prefetch > 0),
+    ];
+    for (flag, lease, used) in leases {
+        if used && lease < Duration::from_secs(1) {
+            bail!(
+                "{flag} {lease:?} is too short: heartbeats renew it every third, so it must be at least 1s"
+            );
+        }
     }
     if args.idle_backoff_max < args.idle_backoff {
         bail!(

@@ -13,7 +13,7 @@ use std::time::Duration;
 use sluice_store::{Lease, Store};
 use tracing::{debug, info, warn};
 
-use super::slots::Running;
+use super::slots::{Phase, Running};
 use super::stats::WorkerStats;
 use super::{StopReason, WorkerConfig};
 
@@ -24,22 +24,26 @@ pub(super) fn heartbeat_retry(config: &WorkerConfig) -> Duration {
 
 /// Extends every lease this worker holds and interrupts the attempts whose lease was
 /// lost or whose job an operator cancelled: started jobs to the full lease, jobs still
-/// in the prefetch queue to the prefetch lease (one statement for each group). False if
-/// the database could not be reached (try again soon: the leases are running out).
+/// in the prefetch queue to the prefetch lease (one statement for each, or a single one
+/// when the two leases are the same). False if the database could not be reached (try
+/// again soon: the leases are running out).
 pub(super) async fn renew(
     store: &Store,
     config: &WorkerConfig,
     running: &HashMap<i64, Running>,
 ) -> bool {
-    let (started, queued): (Vec<&Running>, Vec<&Running>) =
-        running.values().partition(|job| job.started);
-    let groups = [(started, config.lease), (queued, config.claim_lease())];
-    let mut reached = true;
-    for (jobs, lease) in groups {
-        let leases: Vec<Lease> = jobs.iter().map(|job| job.lease).collect();
-        reached &= renew_group(store, config, running, &leases, lease).await;
+    let short = config.claim_lease();
+    let (mut started, mut queued) = (Vec::new(), Vec::new());
+    for job in running.values() {
+        if job.phase == Phase::Queued && short < config.lease {
+            queued.push(job.lease);
+        } else {
+            started.push(job.lease);
+        }
     }
-    reached
+    let started = renew_group(store, config, running, &started, config.lease).await;
+    let queued = renew_group(store, config, running, &queued, short).await;
+    started && queued
 }
 
 async fn renew_group(

@@ -27,10 +27,18 @@ use crate::metrics::Metrics;
 pub(super) struct Running {
     pub(super) lease: Lease,
     pub(super) interrupt: Interrupt,
+    pub(super) phase: Phase,
+}
+
+/// Where a held job is (see the module comment).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Phase {
+    /// In the prefetch queue: keeps the prefetch lease.
+    Queued,
     /// Started and still in the sandbox (counts against `concurrency`).
-    executing: bool,
-    /// Left the prefetch queue: its lease is renewed to the full lease.
-    pub(super) started: bool,
+    Executing,
+    /// The sandbox is done; the outcome is being written.
+    Recording,
 }
 
 /// What every attempt task needs; cloned into each.
@@ -97,8 +105,7 @@ impl Slots {
             Running {
                 lease: job.lease,
                 interrupt: Interrupt::default(),
-                executing: false,
-                started: false,
+                phase: Phase::Queued,
             },
         );
         self.queued.push_back(job);
@@ -113,8 +120,7 @@ impl Slots {
             let Some(held) = self.running.get_mut(&job.id) else {
                 continue;
             };
-            held.executing = true;
-            held.started = true;
+            held.phase = Phase::Executing;
             self.executing += 1;
             let executing = Executing::new(self.ran_tx.clone(), job.id);
             let job_id = job.id;
@@ -160,9 +166,9 @@ impl Slots {
 
     fn stop_executing(&mut self, job_id: i64) {
         if let Some(held) = self.running.get_mut(&job_id)
-            && held.executing
+            && held.phase == Phase::Executing
         {
-            held.executing = false;
+            held.phase = Phase::Recording;
             self.executing -= 1;
         }
     }
