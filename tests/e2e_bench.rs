@@ -46,6 +46,47 @@ async fn drain_runs_every_job_through_the_worker(pool: PgPool) {
     assert_eq!(completed, 200);
 }
 
+/// `--task fatal`: the failure path end to end. Every job fails permanently, goes
+/// through the batched failure statement, is dead after one attempt and keeps its error
+/// in its attempt history.
+#[sqlx::test(migrations = false)]
+async fn drain_of_failing_jobs_records_each_one_dead_with_its_error(pool: PgPool) {
+    let sluice = Sluice::new(&pool);
+    let out = bench(
+        &sluice,
+        &[
+            "drain",
+            "--jobs",
+            "120",
+            "--concurrency",
+            "4",
+            "--prefetch",
+            "8",
+            "--task",
+            "fatal",
+        ],
+    );
+    assert_eq!(out["cmd"], "work", "{out}");
+    assert_eq!(out["task"], "fatal", "{out}");
+    assert_eq!(out["pending_after"], 0, "{out}");
+    assert!(out["jobs_per_s"].as_f64().unwrap() > 0.0, "{out}");
+    let dead = count(
+        &pool,
+        "SELECT count(*) FROM sluice.jobs
+         WHERE job_type = 'fatal' AND state = 'dead' AND attempt = 1
+           AND last_error = 'guest fatal: job ' || id || ' fails permanently on purpose'",
+    )
+    .await;
+    assert_eq!(dead, 120);
+    let history = count(
+        &pool,
+        "SELECT count(*) FROM sluice.job_attempts a JOIN sluice.jobs j ON j.id = a.job_id
+         WHERE a.outcome = 'dead' AND a.error = j.last_error",
+    )
+    .await;
+    assert_eq!(history, 120);
+}
+
 #[sqlx::test(migrations = false)]
 async fn memory_drains_jobs_of_many_components_and_reports_the_peak(pool: PgPool) {
     let sluice = Sluice::new(&pool);

@@ -34,6 +34,10 @@ pub enum BenchCommand {
         /// Jobs claimed ahead of free slots (`sluice worker --prefetch`).
         #[arg(long, default_value_t = 0)]
         prefetch: usize,
+        /// The sample every job runs: `echo` completes, `fatal` fails permanently (each
+        /// job is dead after one attempt: the failure path, batched like completions).
+        #[arg(long, value_enum, default_value_t = queue::DrainTask::Echo)]
+        task: queue::DrainTask,
     },
     /// Pickup latency from an idle worker: jobs enqueued one by one at a fixed rate.
     Latency {
@@ -118,7 +122,20 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                     jobs,
                     concurrency,
                     prefetch,
-                } => queue::drain(&store, sandbox, jobs, concurrency, prefetch).await,
+                    task,
+                } => {
+                    if task == queue::DrainTask::Fatal {
+                        let fatal = read_sample(&args.samples, "fatal.wasm")?;
+                        define_sample(&store, &sandbox, task.job_type(), &fatal).await?;
+                    }
+                    let drain = queue::Drain {
+                        jobs,
+                        concurrency,
+                        prefetch,
+                        task,
+                    };
+                    queue::drain(&store, sandbox, drain).await
+                }
                 BenchCommand::Batch { size, rounds } => queue::batch(&store, size, rounds).await,
                 BenchCommand::Latency {
                     jobs,
@@ -157,7 +174,10 @@ fn read_sample(dir: &std::path::Path, file: &str) -> anyhow::Result<Vec<u8>> {
     })
 }
 
-/// Uploads a sample component and registers job type `name` for it.
+/// Uploads a sample component, registers job type `name` for it and prepares it in the
+/// sandbox, untimed: a worker host has its components precompiled before its first job
+/// (`sluice component push` writes them into the worker's disk cache), so the timed
+/// worker finds it ready instead of compiling it while its first jobs wait.
 async fn define_sample(
     store: &Store,
     sandbox: &Sandbox,
@@ -176,6 +196,7 @@ async fn define_sample(
     store
         .set_job_type(&JobTypeSpec::new(BENCH_TENANT, name, component.id))
         .await?;
+    sandbox.prepare(&component.sha256, bytes)?;
     Ok(())
 }
 

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info, info_span, warn};
 
-use super::completions::Completions;
+use super::outcomes::Outcomes;
 use super::registry::ResolveError;
 use super::slots::AttemptContext;
 
@@ -97,7 +97,7 @@ pub(super) async fn run_attempt(
 ) -> Recorded {
     let AttemptContext {
         store,
-        completions,
+        outcomes,
         registry,
         lease: patience,
         metrics,
@@ -118,7 +118,7 @@ pub(super) async fn run_attempt(
     let span = || info_span!("job", id, tenant = %tenant, r#type = %job_type, attempt);
     let record = Recorder {
         store: &store,
-        completions: &completions,
+        outcomes: &outcomes,
         lease,
         patience,
     };
@@ -218,7 +218,7 @@ async fn record_outcome(
 pub(super) async fn release_unstarted(ctx: AttemptContext, lease: Lease) -> Recorded {
     let record = Recorder {
         store: &ctx.store,
-        completions: &ctx.completions,
+        outcomes: &ctx.outcomes,
         lease,
         patience: ctx.lease,
     };
@@ -232,21 +232,22 @@ pub(super) async fn release_unstarted(ctx: AttemptContext, lease: Lease) -> Reco
 /// database blinked; a lost lease is logged and the outcome dropped.
 struct Recorder<'a> {
     store: &'a Store,
-    /// Completions go through the batched flusher, which does its own outage retry.
-    completions: &'a Completions,
+    /// Completions and failures go through the batched flusher, which does its own
+    /// outage retry.
+    outcomes: &'a Outcomes,
     lease: Lease,
     patience: Duration,
 }
 
 impl Recorder<'_> {
     async fn complete(&self, done: Completion) -> Recorded {
-        let written = self.completions.complete(self.lease, done).await;
+        let written = self.outcomes.complete(self.lease, done).await;
         self.recorded(written.map(|()| Recorded::Completed))
     }
 
     async fn fail(&self, failure: Failure) -> Recorded {
         info!(error = %failure.error, fatal = failure.fatal, "attempt failed");
-        let written = persist(self.patience, || self.store.fail(&self.lease, &failure)).await;
+        let written = self.outcomes.fail(self.lease, failure).await;
         self.recorded(written.map(|result| match result {
             FailResult::Retrying { .. } => Recorded::Retrying,
             FailResult::Dead => Recorded::Dead,

@@ -8,9 +8,9 @@
 //! orphans and the reaper are `leases`'.
 
 mod attempt;
-mod completions;
 mod leases;
 pub mod maintenance;
+mod outcomes;
 mod registry;
 pub mod scheduler;
 mod shutdown;
@@ -153,7 +153,7 @@ pub async fn run(
 ) -> anyhow::Result<WorkerSummary> {
     let ctx = AttemptContext {
         store: store.clone(),
-        completions: completions::Completions::start(store.clone(), config.lease),
+        outcomes: outcomes::Outcomes::start(store.clone(), config.lease),
         registry: Registry::new(store.clone(), sandbox, config.limits.clone()),
         lease: config.lease,
         metrics: config.metrics.clone(),

@@ -18,7 +18,7 @@ use tokio::task::JoinSet;
 use tracing::warn;
 
 use super::attempt::{self, Executing, Interrupt, Recorded, StopReason};
-use super::completions::Completions;
+use super::outcomes::Outcomes;
 use super::registry::Registry;
 use super::{WorkerConfig, WorkerSummary};
 use crate::metrics::Metrics;
@@ -45,7 +45,7 @@ pub(super) enum Phase {
 #[derive(Clone)]
 pub(super) struct AttemptContext {
     pub(super) store: Store,
-    pub(super) completions: Completions,
+    pub(super) outcomes: Outcomes,
     pub(super) registry: Arc<Registry>,
     pub(super) lease: Duration,
     pub(super) metrics: Metrics,

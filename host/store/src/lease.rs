@@ -66,11 +66,12 @@ SELECT id, tenant, job_type, payload, priority, attempt, max_attempts, lease_tok
 FROM sluice.claim($1, $2, $3, $4, $5)
 ";
 
+/// By primary key, each row's token at its id's position: see `COMPLETE_MANY` (finish.rs).
 const HEARTBEAT: &str = "
 UPDATE sluice.jobs j
 SET locked_until = now() + $4 * interval '1 microsecond', updated_at = now()
-FROM unnest($2::int8[], $3::uuid[]) AS l(id, token)
-WHERE j.id = l.id AND j.state = 'running' AND j.lease_token = l.token AND j.locked_by = $1
+WHERE j.id = ANY ($2::int8[]) AND j.state::text = 'running'
+  AND j.lease_token = ($3::uuid[])[array_position($2::int8[], j.id)] AND j.locked_by = $1
 RETURNING j.id, j.cancel_requested
 ";
 
