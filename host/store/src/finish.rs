@@ -107,19 +107,10 @@ WITH held AS (
     };
 }
 
-/// The attempt stays on the completed row (migration 9), with the fuel it used: a
-/// completion writes one row version and nothing else.
-const COMPLETE: &str = "
-UPDATE sluice.jobs
-SET state = 'completed', output = $3, finished_at = now(), updated_at = now(),
-    attempt_fuel = $4,
-    locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false
-WHERE id = $1 AND state = 'running' AND lease_token = $2
-RETURNING id
-";
-
-/// `COMPLETE` for a batch: one statement applies every outcome whose lease still holds;
-/// stale ones match nothing and are reported per job.
+/// Completes a batch: one statement applies every outcome whose lease still holds;
+/// stale ones match nothing and are reported per job. The attempt stays on the completed
+/// row (migration 9) with the fuel it used: a completion writes one row version and
+/// nothing else.
 ///
 /// One table, no join: the rows are found by primary key (`id = ANY`), and each row's
 /// token, output and fuel are read from the arrays at its id's position. Joined with
@@ -140,10 +131,10 @@ WHERE j.id = ANY ($1::int8[]) AND j.state::text = 'running'
 RETURNING j.id
 ";
 
-/// Fails a batch: `held` locks every fenced row of the input (in id order, so two
-/// batches never deadlock on each other; found as in `COMPLETE_MANY`) and decides where each goes: cancelled if a
-/// cancel was requested, dead if fatal or out of attempts, else pending at now() +
-/// backoff. Every attempt moves into the history; listeners get one notice, for the
+/// Fails a batch: `held` locks every fenced row of the input (found as in
+/// `COMPLETE_MANY`, in id order so two batches never deadlock on each other) and decides
+/// where each goes: cancelled if a cancel was requested, dead if fatal or out of
+/// attempts, else pending at now() + backoff. Every attempt moves into the history; listeners get one notice, for the
 /// earliest retry. Stale leases match nothing and are reported per job.
 const FAIL_MANY: &str = concat!(
     "
@@ -161,13 +152,13 @@ WITH held AS (
     FROM sluice.jobs j
     -- The row's own failure, at its id's position in the arrays.
     CROSS JOIN LATERAL (
-        SELECT ($3::text[])[n] AS error, ($4::bool[])[n] AS fatal, ($5::float8[])[n] AS base_us,
-               ($6::float8[])[n] AS cap_us, ($7::float8[])[n] AS jitter, ($8::int8[])[n] AS fuel
+        SELECT ($2::uuid[])[n] AS token, ($3::text[])[n] AS error, ($4::bool[])[n] AS fatal,
+               ($5::float8[])[n] AS base_us, ($6::float8[])[n] AS cap_us,
+               ($7::float8[])[n] AS jitter, ($8::int8[])[n] AS fuel
         FROM (SELECT array_position($1::int8[], j.id) AS n) p
     ) i
     -- By primary key, for the reasons given on `COMPLETE_MANY`.
-    WHERE j.id = ANY ($1::int8[]) AND j.state::text = 'running'
-      AND j.lease_token = ($2::uuid[])[array_position($1::int8[], j.id)]
+    WHERE j.id = ANY ($1::int8[]) AND j.state::text = 'running' AND j.lease_token = i.token
     ORDER BY j.id
     FOR UPDATE OF j
 ),
@@ -264,6 +255,19 @@ SELECT id FROM moved
 "
 );
 
+/// One result per input id, in input order: what the statement applied to it, or
+/// `LeaseLost` if it matched nothing (its lease was stale).
+fn in_input_order<T: Copy>(ids: Vec<i64>, applied: HashMap<i64, T>) -> Vec<Result<T, StoreError>> {
+    ids.into_iter()
+        .map(|job_id| {
+            applied
+                .get(&job_id)
+                .copied()
+                .ok_or(StoreError::LeaseLost { job_id })
+        })
+        .collect()
+}
+
 fn validate_backoff(b: &Backoff) -> Result<(i64, i64, f64), StoreError> {
     if !(0.0..=1.0).contains(&b.jitter) {
         return Err(StoreError::InvalidInput {
@@ -292,17 +296,8 @@ impl Store {
     /// running → completed, storing the output. `LeaseLost` if the lease is stale.
     #[tracing::instrument(name = "store.complete", level = "debug", skip_all, fields(job_id = lease.job_id))]
     pub async fn complete(&self, lease: &Lease, done: &Completion) -> Result<(), StoreError> {
-        validate_fuel(done.fuel_used)?;
-        let row: Option<i64> = sqlx::query_scalar(COMPLETE)
-            .bind(lease.job_id)
-            .bind(lease.token)
-            .bind(&done.output)
-            .bind(done.fuel_used)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.map(|_| ()).ok_or(StoreError::LeaseLost {
-            job_id: lease.job_id,
-        })
+        let mut results = self.complete_many(&[(*lease, done.clone())]).await?;
+        results.pop().expect("one result per input")
     }
 
     /// `complete` for many jobs in one statement. The result has one entry per input, in
@@ -331,24 +326,15 @@ impl Store {
             .bind(&fuel)
             .fetch_all(&self.pool)
             .await?;
-        let applied: std::collections::HashSet<i64> = applied.into_iter().collect();
-        Ok(ids
-            .into_iter()
-            .map(|job_id| {
-                if applied.contains(&job_id) {
-                    Ok(())
-                } else {
-                    Err(StoreError::LeaseLost { job_id })
-                }
-            })
-            .collect())
+        let applied = applied.into_iter().map(|id| (id, ())).collect();
+        Ok(in_input_order(ids, applied))
     }
 
     /// running → pending (retry after backoff), dead (fatal or out of attempts) or
     /// cancelled (a cancel was requested). `last_error` is set in every case.
     #[tracing::instrument(name = "store.fail", level = "debug", skip_all, fields(job_id = lease.job_id, fatal = failure.fatal))]
     pub async fn fail(&self, lease: &Lease, failure: &Failure) -> Result<FailResult, StoreError> {
-        let mut results = self.fail_rows(&[(lease, failure)]).await?;
+        let mut results = self.fail_many(&[(*lease, failure.clone())]).await?;
         results.pop().expect("one result per input")
     }
 
@@ -360,55 +346,41 @@ impl Store {
         &self,
         outcomes: &[(Lease, Failure)],
     ) -> Result<Vec<Result<FailResult, StoreError>>, StoreError> {
-        let rows: Vec<(&Lease, &Failure)> = outcomes.iter().map(|(l, f)| (l, f)).collect();
-        self.fail_rows(&rows).await
-    }
-
-    async fn fail_rows(
-        &self,
-        outcomes: &[(&Lease, &Failure)],
-    ) -> Result<Vec<Result<FailResult, StoreError>>, StoreError> {
-        let n = outcomes.len();
-        let (mut ids, mut tokens, mut errors, mut fatal) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
-        let (mut base, mut cap, mut jitter, mut fuel) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
-        for (lease, failure) in outcomes {
-            let (base_us, cap_us, jitter_fraction) = validate_backoff(&failure.backoff)?;
+        let mut backoffs = Vec::with_capacity(outcomes.len());
+        for (_, failure) in outcomes {
+            backoffs.push(validate_backoff(&failure.backoff)?);
             validate_fuel(failure.fuel_used)?;
-            ids.push(lease.job_id);
-            tokens.push(lease.token);
-            errors.push(failure.error.as_str());
-            fatal.push(failure.fatal);
-            base.push(base_us as f64);
-            cap.push(cap_us as f64);
-            jitter.push(jitter_fraction);
-            fuel.push(failure.fuel_used);
         }
-        if ids.is_empty() {
+        if outcomes.is_empty() {
             return Ok(Vec::new());
         }
+        let ids: Vec<i64> = outcomes.iter().map(|(l, _)| l.job_id).collect();
+        // (base µs, cap µs, jitter) of each failure, as validated above.
+        let backoff =
+            |part: fn(&(i64, i64, f64)) -> f64| -> Vec<f64> { backoffs.iter().map(part).collect() };
         let moved: Vec<(i64, JobState, DateTime<Utc>, i64)> = sqlx::query_as(FAIL_MANY)
             .bind(&ids)
-            .bind(&tokens)
-            .bind(&errors)
-            .bind(&fatal)
-            .bind(&base)
-            .bind(&cap)
-            .bind(&jitter)
-            .bind(&fuel)
+            .bind(outcomes.iter().map(|(l, _)| l.token).collect::<Vec<_>>())
+            .bind(
+                outcomes
+                    .iter()
+                    .map(|(_, f)| f.error.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .bind(outcomes.iter().map(|(_, f)| f.fatal).collect::<Vec<_>>())
+            .bind(backoff(|b| b.0 as f64))
+            .bind(backoff(|b| b.1 as f64))
+            .bind(backoff(|b| b.2))
+            .bind(
+                outcomes
+                    .iter()
+                    .map(|(_, f)| f.fuel_used)
+                    .collect::<Vec<_>>(),
+            )
             .bind(JOBS_CHANNEL)
             .fetch_all(&self.pool)
             .await?;
-        let moved: HashMap<i64, FailResult> = moved
+        let moved = moved
             .into_iter()
             .map(|(id, state, run_at, _)| {
                 let result = match state {
@@ -419,15 +391,7 @@ impl Store {
                 (id, result)
             })
             .collect();
-        Ok(ids
-            .into_iter()
-            .map(|job_id| {
-                moved
-                    .get(&job_id)
-                    .copied()
-                    .ok_or(StoreError::LeaseLost { job_id })
-            })
-            .collect())
+        Ok(in_input_order(ids, moved))
     }
 
     /// running → pending without using the attempt (host shutdown, infrastructure
