@@ -249,7 +249,10 @@ mod tests {
     fn properties<T: PartialSchema>() -> BTreeSet<String> {
         match T::schema() {
             RefOr::T(Schema::Object(object)) => object.properties.keys().cloned().collect(),
-            other => panic!("not an object schema: {other:?}"),
+            other => panic!(
+                "not an object schema: {}",
+                serde_json::to_string(&other).unwrap()
+            ),
         }
     }
 
