@@ -2,7 +2,8 @@
 //! database, seeded with a component, job types, jobs in every state and a schedule;
 //! schemathesis (pinned, installed into `.toolchains/` by `scripts/test`) reads the
 //! document that server serves, generates requests for every operation from it — valid
-//! ones and, on purpose, invalid ones — and checks every answer: never a 5xx, a status
+//! ones and, on purpose, invalid ones, alone and chained along the document's links —
+//! and checks every answer: never a 5xx, a status
 //! the operation documents, the documented content type and headers, a body matching
 //! the documented schema. Any failure fails this test with schemathesis' report.
 
@@ -223,7 +224,8 @@ async fn every_answer_of_sluice_serve_matches_its_openapi_document(pool: PgPool)
         format!("--header=Authorization: Bearer {token}"),
         format!("--max-examples={examples}"),
         format!("--seed={seed}"),
-        "--phases=examples,coverage,fuzzing".into(),
+        // Stateful: follows the document's links (a created job's id, a schedule's name).
+        "--phases=examples,coverage,fuzzing,stateful".into(),
         "--mode=all".into(),
         "--workers=1".into(),
         "--request-timeout=30".into(),

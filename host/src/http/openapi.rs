@@ -163,6 +163,37 @@ fn add_cross_field_rules(doc: &mut Value) {
     ]);
 }
 
+/// How the answer of one operation feeds another (OpenAPI links): a created job's `id`
+/// and a created schedule's `name`. Generators follow them to reach real rows.
+fn add_links(doc: &mut Value) {
+    let link = |operation: &str, parameter: &str, field: &str| {
+        json!({
+            "operationId": operation,
+            "parameters": { parameter: format!("$response.body#/{field}") }
+        })
+    };
+    let job_links = json!({
+        "GetJob": link("get_job", "id", "id"),
+        "CancelJob": link("cancel_job", "id", "id"),
+        "RetryJob": link("retry_job", "id", "id"),
+    });
+    let schedule_links = json!({
+        "GetSchedule": link("get_schedule", "name", "name"),
+        "PauseSchedule": link("pause_schedule", "name", "name"),
+        "ResumeSchedule": link("resume_schedule", "name", "name"),
+        "DeleteSchedule": link("delete_schedule", "name", "name"),
+    });
+    for (path, status, links) in [
+        ("/v1/jobs", "201", &job_links),
+        ("/v1/jobs", "200", &job_links),
+        ("/v1/schedules", "201", &schedule_links),
+    ] {
+        let response = &mut doc["paths"][path]["post"]["responses"][status];
+        assert!(response.is_object(), "POST {path} documents {status}");
+        response["links"] = links.clone();
+    }
+}
+
 /// The served document: the generated one with the shared answers and cross-field rules.
 pub fn finish(openapi: &utoipa::openapi::OpenApi) -> String {
     let mut doc = serde_json::to_value(openapi).expect("the generated OpenAPI document serialises");
@@ -177,6 +208,7 @@ pub fn finish(openapi: &utoipa::openapi::OpenApi) -> String {
         }
     }
     add_cross_field_rules(&mut doc);
+    add_links(&mut doc);
     serde_json::to_string_pretty(&doc).expect("a JSON value serialises")
 }
 
