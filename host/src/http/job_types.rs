@@ -19,37 +19,60 @@ use super::state::AppState;
 
 /// What a job type runs, and with which limits (unset: the host default, capped by the
 /// tenant's caps).
+/// Limits above the tenant's caps are refused with a 400 naming them.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JobTypeRequest {
     /// `NAME` (latest version) or `NAME@VERSION` of one of the tenant's components.
     pub component: String,
     /// Attempts a job gets unless it asks otherwise (default 3).
+    #[schema(minimum = 1)]
     pub max_attempts: Option<i32>,
+    /// Wall-clock limit of one attempt.
+    #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
     pub timeout_ms: Option<u64>,
+    #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
     pub fuel: Option<u64>,
+    #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
     pub memory_bytes: Option<u64>,
+    #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
     pub output_bytes: Option<u64>,
+    #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
     pub log_bytes: Option<u64>,
+    #[schema(minimum = 0, maximum = 9223372036854775807_i64)]
     pub backoff_base_ms: Option<u64>,
+    #[schema(minimum = 0, maximum = 9223372036854775807_i64)]
     pub backoff_cap_ms: Option<u64>,
     /// Fraction 0..=1 of random spread on retry delays.
+    #[schema(minimum = 0, maximum = 1)]
     pub backoff_jitter: Option<f64>,
 }
 
-/// A registered job type.
+/// A registered job type (null limits: the host default, capped by the tenant's caps).
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct JobTypeView {
+    #[schema(min_length = 1, max_length = 128)]
     pub name: String,
+    #[schema(minimum = 1)]
     pub component_id: i64,
+    #[schema(minimum = 1)]
     pub max_attempts: i32,
+    #[schema(required = true, minimum = 1)]
     pub timeout_ms: Option<i64>,
+    #[schema(required = true, minimum = 1)]
     pub fuel: Option<i64>,
+    #[schema(required = true, minimum = 1)]
     pub memory_bytes: Option<i64>,
+    #[schema(required = true, minimum = 1)]
     pub output_bytes: Option<i64>,
+    #[schema(required = true, minimum = 1)]
     pub log_bytes: Option<i64>,
+    #[schema(required = true, minimum = 0)]
     pub backoff_base_ms: Option<i64>,
+    #[schema(required = true, minimum = 0)]
     pub backoff_cap_ms: Option<i64>,
+    #[schema(required = true, minimum = 0, maximum = 1)]
     pub backoff_jitter: Option<f64>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -78,7 +101,7 @@ impl From<JobTypeRecord> for JobTypeView {
 /// Register or replace a job type.
 #[utoipa::path(
     put, path = "/v1/job-types/{type}", tag = "job-types",
-    params(("type" = String, Path, description = "Job type name")),
+    params(("type" = String, Path, description = "Job type name, 1 to 128 characters", min_length = 1, max_length = 128)),
     request_body = JobTypeRequest,
     responses(
         (status = 200, body = JobTypeView),

@@ -10,6 +10,7 @@ use sluice_store::{Enqueued, JobRecord, JobSummary, KeyScope, NewJob, RunAt};
 use utoipa::{IntoParams, ToSchema};
 
 use super::error::ApiError;
+use super::schemas;
 use crate::units::parse_duration;
 
 /// A job to enqueue.
@@ -18,27 +19,28 @@ use crate::units::parse_duration;
 pub struct EnqueueRequest {
     /// The job type (registered with `PUT /v1/job-types/{type}`).
     #[serde(rename = "type")]
+    #[schema(min_length = 1, max_length = 128)]
     pub job_type: String,
-    /// Any JSON value; the component receives its JSON text. Default `{}`.
+    /// Any JSON value; the component receives its JSON text. Default (and null) `{}`.
     #[serde(default)]
-    #[schema(value_type = Object)]
+    #[schema(schema_with = schemas::any_json)]
     pub payload: Option<serde_json::Value>,
-    /// `low`, `medium`, `high`, `critical` or an integer (-32768..=32767); higher runs
-    /// first. Default `medium` (10).
     #[serde(default)]
-    #[schema(value_type = Option<String>, example = "high")]
+    #[schema(schema_with = schemas::priority_request)]
     pub priority: Option<serde_json::Value>,
-    /// Run no earlier than this instant (RFC 3339). Exclusive with `delay`.
+    /// Run no earlier than this instant (RFC 3339). Not with `delay`.
     pub run_at: Option<DateTime<Utc>>,
-    /// Run no earlier than this long from now (`30s`, `5m`). Exclusive with `run_at`.
+    /// Run no earlier than this long from now (`30s`, `5m`, `1h 30m`, `250ms`; a bare
+    /// number is seconds). Not with `run_at`.
+    #[schema(examples("30s"))]
     pub delay: Option<String>,
-    /// Attempts before the job is dead (default: the job type's).
+    /// Attempts before the job is dead (default: the job type's); 1 means never retried.
+    #[schema(minimum = 1)]
     pub max_attempts: Option<i32>,
     /// A duplicate key (per tenant) returns the existing job with 200 and creates nothing.
+    #[schema(min_length = 1, max_length = 255)]
     pub idempotency_key: Option<String>,
-    /// `retained` (default: the key stays taken while the job exists) or `unfinished`
-    /// (freed when the job finishes).
-    #[schema(value_type = Option<String>, example = "retained")]
+    #[schema(schema_with = schemas::key_scope_request)]
     pub key_scope: Option<KeyScope>,
 }
 
@@ -46,12 +48,16 @@ pub struct EnqueueRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchRequest {
+    /// 1 to 1000 jobs.
+    #[schema(min_items = 1, max_items = 1000)]
     pub jobs: Vec<EnqueueRequest>,
 }
 
 /// One result of a batch, in request order.
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct BatchItem {
+    #[schema(minimum = 1)]
     pub id: i64,
     /// False when the idempotency key was taken: `id` is the job holding it.
     pub created: bool,
@@ -59,6 +65,7 @@ pub struct BatchItem {
 
 /// The results of a batch, in request order.
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct BatchResponse {
     pub jobs: Vec<BatchItem>,
 }
@@ -143,31 +150,41 @@ fn bytes_as_json(bytes: &[u8]) -> serde_json::Value {
 
 /// A job with its payload and output.
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct JobView {
+    #[schema(minimum = 1)]
     pub id: i64,
     pub tenant: String,
     #[serde(rename = "type")]
+    #[schema(min_length = 1, max_length = 128)]
     pub job_type: String,
-    /// `pending`, `running`, `completed`, `dead` or `cancelled`.
+    #[schema(schema_with = schemas::job_state)]
     pub state: String,
+    #[schema(minimum = -32768, maximum = 32767)]
     pub priority: i32,
     pub run_at: DateTime<Utc>,
     /// Number of the attempt running or last run (0 before the first).
+    #[schema(minimum = 0)]
     pub attempt: i32,
+    #[schema(minimum = 1)]
     pub max_attempts: i32,
+    #[schema(required = true, min_length = 1, max_length = 255)]
     pub idempotency_key: Option<String>,
+    #[schema(schema_with = schemas::key_scope)]
     pub key_scope: String,
     /// A running job asked to stop.
     pub cancel_requested: bool,
+    #[schema(required = true)]
     pub last_error: Option<String>,
     /// The payload: JSON when it is JSON, else its text.
-    #[schema(value_type = Object)]
+    #[schema(schema_with = schemas::any_json)]
     pub payload: serde_json::Value,
-    /// The output of a completed job: JSON when it is JSON, else its text.
-    #[schema(value_type = Option<Object>)]
+    /// The output of a completed job: JSON when it is JSON, else its text; null before.
+    #[schema(schema_with = schemas::any_json, required = true)]
     pub output: Option<serde_json::Value>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    #[schema(required = true)]
     pub finished_at: Option<DateTime<Utc>>,
 }
 
@@ -197,20 +214,34 @@ impl From<JobRecord> for JobView {
 
 /// A job as listed: no payload or output, their sizes instead.
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct JobListItem {
+    #[schema(minimum = 1)]
     pub id: i64,
     #[serde(rename = "type")]
+    #[schema(min_length = 1, max_length = 128)]
     pub job_type: String,
+    #[schema(schema_with = schemas::job_state)]
     pub state: String,
+    #[schema(minimum = -32768, maximum = 32767)]
     pub priority: i32,
     pub run_at: DateTime<Utc>,
+    #[schema(minimum = 0)]
     pub attempt: i32,
+    #[schema(minimum = 1)]
     pub max_attempts: i32,
+    #[schema(required = true, min_length = 1, max_length = 255)]
     pub idempotency_key: Option<String>,
+    #[schema(required = true)]
     pub last_error: Option<String>,
+    /// Bytes of the payload.
+    #[schema(minimum = 0)]
     pub payload_size: i32,
+    /// Bytes of the output (null before the job completes).
+    #[schema(required = true, minimum = 0)]
     pub output_size: Option<i32>,
     pub created_at: DateTime<Utc>,
+    #[schema(required = true)]
     pub finished_at: Option<DateTime<Utc>>,
 }
 
@@ -236,9 +267,11 @@ impl From<JobSummary> for JobListItem {
 
 /// One page of jobs, newest first.
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct JobPage {
     pub jobs: Vec<JobListItem>,
-    /// Pass as `cursor` for the next page; absent on the last page.
+    /// Pass as `cursor` for the next page; null on the last page.
+    #[schema(required = true)]
     pub next_cursor: Option<String>,
 }
 
@@ -247,13 +280,14 @@ pub struct JobPage {
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct ListParams {
-    /// `pending`, `running`, `completed`, `dead` or `cancelled`.
+    #[param(schema_with = schemas::job_state_filter)]
     pub state: Option<String>,
     /// Only jobs of this type.
     #[serde(rename = "type")]
     pub job_type: Option<String>,
-    /// `next_cursor` of the previous page.
+    /// `next_cursor` of the previous page (opaque; anything else is a 400).
     pub cursor: Option<String>,
-    /// 1 to 1000 (default 100).
+    /// Jobs per page, 1 to 1000 (default 100).
+    #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
 }

@@ -19,6 +19,7 @@ mod openapi;
 mod rate_limit;
 mod router;
 mod schedules;
+mod schemas;
 mod state;
 mod stats;
 

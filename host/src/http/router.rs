@@ -50,11 +50,8 @@ pub fn api_routes(state: &AppState) -> OpenApiRouter<AppState> {
 /// The whole application: the API plus fallbacks, with its state. Also records the
 /// OpenAPI document in the state for `/v1/openapi.json`.
 pub fn app(state: AppState) -> Router {
-    let (router, openapi) = api_routes(&state).split_for_parts();
-    let json = openapi
-        .to_pretty_json()
-        .expect("the generated OpenAPI document serialises");
-    state.set_openapi_json(json);
+    let (router, document) = api_routes(&state).split_for_parts();
+    state.set_openapi_json(openapi::finish(&document));
     let mut metrics = crate::metrics::router(state.store().clone(), state.metrics().clone());
     if state.config().metrics_require_admin {
         metrics = metrics.layer(axum::middleware::from_fn_with_state(

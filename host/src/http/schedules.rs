@@ -15,6 +15,7 @@ use utoipa::ToSchema;
 use super::auth::Caller;
 use super::error::{ApiError, ApiJson, ErrorBody};
 use super::job_views::parse_priority;
+use super::schemas::{self, Schedule};
 use super::state::AppState;
 use crate::units::parse_duration;
 
@@ -22,27 +23,35 @@ use crate::units::parse_duration;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScheduleRequest {
-    /// Unique per tenant.
+    /// Unique per tenant (a taken name is a 400).
+    #[schema(min_length = 1, max_length = 128)]
     pub name: String,
-    /// 5 fields (`*/5 * * * *`), or 6 with seconds first.
+    /// 5 fields (`*/5 * * * *`), or 6 with seconds first, or a nickname (`@daily`); an
+    /// expression that is not cron or never matches is a 400 naming it.
+    #[schema(examples("*/5 * * * *"))]
     pub cron: String,
-    /// IANA time zone (default `UTC`).
+    /// IANA time zone (default `UTC`); an unknown zone is a 400.
+    #[schema(examples("Europe/Paris"))]
     pub tz: Option<String>,
     /// The job type every slot enqueues.
     #[serde(rename = "type")]
+    #[schema(min_length = 1, max_length = 128)]
     pub job_type: String,
-    /// Any JSON value (default `{}`).
-    #[schema(value_type = Object)]
+    /// Any JSON value (default, and null: `{}`).
+    #[schema(schema_with = schemas::any_json)]
     pub payload: Option<serde_json::Value>,
-    /// `low`, `medium`, `high`, `critical` or an integer.
-    #[schema(value_type = Option<String>, example = "high")]
+    #[schema(schema_with = schemas::priority_request)]
     pub priority: Option<serde_json::Value>,
+    /// Attempts of each job (default: the job type's).
+    #[schema(minimum = 1)]
     pub max_attempts: Option<i32>,
-    /// Each job runs at its slot plus up to this much (`30s`).
+    /// Each job runs at its slot plus up to this much (`30s`; at most a week).
+    #[schema(examples("30s"))]
     pub jitter: Option<String>,
-    /// `none`, `latest` (default) or `all`.
+    #[schema(schema_with = schemas::catch_up_request)]
     pub catch_up: Option<String>,
-    /// With `all`: how many missed slots run at most (default 10).
+    /// With `all`: how many missed slots run at most, 1 to 100000 (default 10).
+    #[schema(minimum = 1, maximum = 100000)]
     pub max_catch_up: Option<u32>,
 }
 
@@ -82,10 +91,11 @@ fn missing(name: &str) -> ApiError {
     post, path = "/v1/schedules", tag = "schedules",
     request_body = ScheduleRequest,
     responses(
-        (status = 201, description = "The stored schedule, with its next slot"),
-        (status = 400, description = "Malformed field, cron expression or time zone (named)", body = ErrorBody),
+        (status = 201, description = "The stored schedule, with its next slot", body = Schedule),
+        (status = 400, description = "Malformed field, cron expression or time zone, or a taken name (named)", body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 404, description = "Unknown job type", body = ErrorBody),
+        (status = 413, description = "Payload over the tenant's limit", body = ErrorBody),
     ),
     security(("bearer" = []))
 )]
@@ -102,7 +112,7 @@ pub async fn create_schedule(
 /// The tenant's schedules, with their counters (fired, skipped slots).
 #[utoipa::path(
     get, path = "/v1/schedules", tag = "schedules",
-    responses((status = 200, description = "Every schedule of the tenant"), (status = 401, body = ErrorBody)),
+    responses((status = 200, description = "Every schedule of the tenant, by name", body = Vec<Schedule>), (status = 401, body = ErrorBody)),
     security(("bearer" = []))
 )]
 pub async fn list_schedules(
@@ -118,7 +128,7 @@ pub async fn list_schedules(
 #[utoipa::path(
     get, path = "/v1/schedules/{name}", tag = "schedules",
     params(("name" = String, Path, description = "Schedule name")),
-    responses((status = 200, description = "The schedule"), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, description = "The schedule", body = Schedule), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("bearer" = []))
 )]
 pub async fn get_schedule(
@@ -138,7 +148,7 @@ pub async fn get_schedule(
 #[utoipa::path(
     post, path = "/v1/schedules/{name}/pause", tag = "schedules",
     params(("name" = String, Path, description = "Schedule name")),
-    responses((status = 200, description = "The paused schedule"), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, description = "The paused schedule", body = Schedule), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("bearer" = []))
 )]
 pub async fn pause_schedule(
@@ -155,7 +165,7 @@ pub async fn pause_schedule(
 #[utoipa::path(
     post, path = "/v1/schedules/{name}/resume", tag = "schedules",
     params(("name" = String, Path, description = "Schedule name")),
-    responses((status = 200, description = "The resumed schedule"), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, description = "The resumed schedule", body = Schedule), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("bearer" = []))
 )]
 pub async fn resume_schedule(

@@ -6,6 +6,7 @@ use axum::extract::State;
 
 use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
+use super::schemas::Stats;
 use super::state::AppState;
 
 /// Queue depth per state and job type, oldest ready job, lease expirations in the last
@@ -13,7 +14,7 @@ use super::state::AppState;
 #[utoipa::path(
     get, path = "/v1/stats", tag = "meta",
     responses(
-        (status = 200, description = "Statistics of the caller's tenant (the JSON of `sluice stats --json`)"),
+        (status = 200, description = "Statistics of the caller's tenant (the JSON of `sluice stats --json`)", body = Stats),
         (status = 401, body = ErrorBody),
     ),
     security(("bearer" = []))
