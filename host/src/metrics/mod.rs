@@ -20,15 +20,13 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use sluice_sandbox::{Failure as SandboxFailure, Outcome, RunReport};
-use sluice_store::JobState;
-use sluice_store::ReapedJob;
+use sluice_store::{AttemptOutcome, JobState, ReapedJob};
 
 pub use labels::{
     DEFAULT_MAX_LABEL_SETS, JobLabels, LimitReason, OTHER, StateLabels, StoreOperation,
 };
 pub use scrape::{DEFAULT_STATS_TTL, router, serve};
 
-use crate::worker::Recorded;
 use labels::{LabelBudget, OperationLabels, ViolationLabels};
 
 type JobCounters = Family<JobLabels, Counter>;
@@ -320,23 +318,31 @@ impl Metrics {
         }
     }
 
-    /// The outcome the worker recorded for attempt number `attempt` of a job.
-    pub fn attempt_recorded(&self, tenant: &str, job_type: &str, attempt: i32, recorded: Recorded) {
+    /// Where attempt number `attempt` of a job went, as the store reported it when the
+    /// worker recorded it; `None`: the outcome was dropped (lease lost, database gone).
+    pub fn attempt_recorded(
+        &self,
+        tenant: &str,
+        job_type: &str,
+        attempt: i32,
+        recorded: Option<AttemptOutcome>,
+    ) {
         let f = self.f();
-        if recorded == Recorded::Dropped {
+        let Some(outcome) = recorded else {
             f.outcomes_dropped.inc();
             return;
-        }
+        };
         let labels = self.labels(tenant, job_type);
-        let counter = match recorded {
-            Recorded::Completed => &f.completed,
-            Recorded::Retrying => &f.retried,
-            Recorded::Dead => &f.dead,
-            Recorded::Cancelled => &f.cancelled,
-            Recorded::Released | Recorded::Dropped => &f.released,
+        let counter = match outcome {
+            AttemptOutcome::Completed => &f.completed,
+            AttemptOutcome::Retry => &f.retried,
+            AttemptOutcome::Dead => &f.dead,
+            AttemptOutcome::Cancelled => &f.cancelled,
+            AttemptOutcome::Released => &f.released,
+            AttemptOutcome::LeaseExpired => &f.lease_expirations,
         };
         counter.get_or_create(&labels).inc();
-        if matches!(recorded, Recorded::Completed | Recorded::Dead) {
+        if matches!(outcome, AttemptOutcome::Completed | AttemptOutcome::Dead) {
             f.attempts_per_job
                 .get_or_create(&labels)
                 .observe(f64::from(attempt.max(0)));
@@ -442,10 +448,11 @@ mod tests {
     #[test]
     fn pairs_over_the_label_budget_are_recorded_under_other_and_counted() {
         let metrics = Metrics::with_limits(1, DEFAULT_STATS_TTL);
-        metrics.attempt_recorded("acme", "mail", 1, Recorded::Completed);
-        metrics.attempt_recorded("globex", "mail", 1, Recorded::Completed);
-        metrics.attempt_recorded("initech", "fax", 2, Recorded::Completed);
-        metrics.attempt_recorded("acme", "mail", 1, Recorded::Dropped);
+        let completed = Some(AttemptOutcome::Completed);
+        metrics.attempt_recorded("acme", "mail", 1, completed);
+        metrics.attempt_recorded("globex", "mail", 1, completed);
+        metrics.attempt_recorded("initech", "fax", 2, completed);
+        metrics.attempt_recorded("acme", "mail", 1, None);
         let text = metrics.encode();
         for line in [
             "sluice_jobs_completed_total{tenant=\"acme\",job_type=\"mail\"} 1",

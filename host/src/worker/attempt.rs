@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use sluice_sandbox::{Failure as SandboxFailure, JobInput, Outcome, RunReport};
 use sluice_store::{
-    Backoff, ClaimedJob, Completion, FailResult, Failure, Lease, Store, StoreError,
+    AttemptOutcome, Backoff, ClaimedJob, Completion, Failure, Lease, Store, StoreError,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -55,17 +55,9 @@ impl Interrupt {
     }
 }
 
-/// What became of an attempt, for the worker's counters and `--drain` summary.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Recorded {
-    Completed,
-    Retrying,
-    Dead,
-    Cancelled,
-    Released,
-    /// The lease was lost before the outcome could be written; nothing was recorded.
-    Dropped,
-}
+/// What became of an attempt, as the store reported it (`None`: nothing was recorded,
+/// because the lease was lost or the database stayed unreachable past the lease).
+pub type Recorded = Option<AttemptOutcome>;
 
 /// Dropped when an attempt's sandbox run ends (or the attempt ends before reaching it):
 /// tells the worker loop the job's slot is free while its outcome is still being written.
@@ -197,7 +189,7 @@ async fn record_outcome(
             Some(StopReason::Shutdown) => record.release("host shutting down").await,
             Some(StopReason::LeaseLost) => {
                 warn!("lease lost while running; outcome dropped");
-                Recorded::Dropped
+                None
             }
             Some(StopReason::Cancelled) | None => record.cancelled().await,
         },
@@ -242,22 +234,19 @@ struct Recorder<'a> {
 impl Recorder<'_> {
     async fn complete(&self, done: Completion) -> Recorded {
         let written = self.outcomes.complete(self.lease, done).await;
-        self.recorded(written.map(|()| Recorded::Completed))
+        self.recorded(written.map(|()| AttemptOutcome::Completed))
     }
 
     async fn fail(&self, failure: Failure) -> Recorded {
         info!(error = %failure.error, fatal = failure.fatal, "attempt failed");
         let written = self.outcomes.fail(self.lease, failure).await;
-        self.recorded(written.map(|result| match result {
-            FailResult::Retrying { .. } => Recorded::Retrying,
-            FailResult::Dead => Recorded::Dead,
-            FailResult::Cancelled => Recorded::Cancelled,
-        }))
+        self.recorded(written.map(|result| result.outcome()))
     }
 
     async fn release(&self, reason: &str) -> Recorded {
         let written = persist(self.patience, || self.store.release(&self.lease, reason)).await;
-        self.recorded(written.map(|()| Recorded::Released))
+        // Released, or cancelled if a cancel was requested meanwhile: the store says.
+        self.recorded(written)
     }
 
     async fn cancelled(&self) -> Recorded {
@@ -265,23 +254,23 @@ impl Recorder<'_> {
             self.store.mark_cancelled(&self.lease, "cancelled")
         })
         .await;
-        self.recorded(written.map(|()| Recorded::Cancelled))
+        self.recorded(written)
     }
 
-    fn recorded(&self, written: Result<Recorded, StoreError>) -> Recorded {
+    fn recorded(&self, written: Result<AttemptOutcome, StoreError>) -> Recorded {
         let job_id = self.lease.job_id;
         match written {
-            Ok(recorded) => recorded,
+            Ok(outcome) => Some(outcome),
             Err(StoreError::LeaseLost { .. }) => {
                 warn!(
                     job_id,
                     "lease lost before the outcome was written; outcome dropped"
                 );
-                Recorded::Dropped
+                None
             }
             Err(error) => {
                 warn!(job_id, %error, "cannot record the outcome; the lease will expire and the reaper will return the job");
-                Recorded::Dropped
+                None
             }
         }
     }

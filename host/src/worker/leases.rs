@@ -116,7 +116,7 @@ pub(super) async fn release_orphans(
             )
             .await
         {
-            Ok(()) => released += 1,
+            Ok(_) => released += 1,
             Err(error) => warn!(job_id = lease.job_id, %error, "cannot release an orphaned job"),
         }
     }

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sluice_sandbox::{Limits, Sandbox};
-use sluice_store::{ClaimRequest, ClaimedJob, Notice, Store};
+use sluice_store::{AttemptOutcome, ClaimRequest, ClaimedJob, Notice, Store};
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior, interval, sleep_until};
 use tokio_util::sync::CancellationToken;
@@ -132,12 +132,13 @@ pub struct WorkerSummary {
 impl WorkerSummary {
     fn count(&mut self, recorded: Recorded) {
         let slot = match recorded {
-            Recorded::Completed => &mut self.completed,
-            Recorded::Retrying => &mut self.retrying,
-            Recorded::Dead => &mut self.dead,
-            Recorded::Cancelled => &mut self.cancelled,
-            Recorded::Released => &mut self.released,
-            Recorded::Dropped => &mut self.dropped,
+            Some(AttemptOutcome::Completed) => &mut self.completed,
+            Some(AttemptOutcome::Retry) => &mut self.retrying,
+            Some(AttemptOutcome::Dead) => &mut self.dead,
+            Some(AttemptOutcome::Cancelled) => &mut self.cancelled,
+            Some(AttemptOutcome::Released) => &mut self.released,
+            // The worker never records an expiry; the reaper does.
+            Some(AttemptOutcome::LeaseExpired) | None => &mut self.dropped,
         };
         *slot += 1;
     }

@@ -138,19 +138,11 @@ impl<O, T> Batch<O, T> {
             }
             Err(error) => {
                 warn!(%error, count = self.replies.len(), "cannot record a batch of outcomes");
+                let shared = error.shared();
                 for reply in self.replies {
-                    let _ = reply.send(Err(copy_error(&error)));
+                    let _ = reply.send(Err(StoreError::Shared(shared.clone())));
                 }
             }
         }
-    }
-}
-
-/// `StoreError` is not `Clone` (it wraps `sqlx::Error`); each attempt in a failed batch
-/// gets an error that keeps what it branches on.
-fn copy_error(error: &StoreError) -> StoreError {
-    StoreError::InvalidInput {
-        field: "outcome",
-        message: format!("batch not recorded: {error}"),
     }
 }
