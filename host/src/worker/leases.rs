@@ -3,7 +3,7 @@
 //! them (orphans), and reaping every worker's expired leases.
 //!
 //! Owns when these run and what is logged and counted. Must not decide outcomes of
-//! attempts (`attempt.rs` does) or run concurrently with a claim of this worker: the
+//! attempts (`executor` does) or write a job's end (the completer does) or run concurrently with a claim of this worker: the
 //! orphan check compares the database with the loop's `running` map, which is only
 //! complete between claims.
 
@@ -13,6 +13,7 @@ use std::time::Duration;
 use sluice_store::{Lease, Store};
 use tracing::{debug, info, warn};
 
+use super::completer::{Completer, Transition};
 use super::slots::{Phase, Running};
 use super::stats::WorkerStats;
 use super::{StopReason, WorkerConfig};
@@ -89,6 +90,7 @@ pub(super) async fn release_orphans(
     store: &Store,
     config: &WorkerConfig,
     running: &HashMap<i64, Running>,
+    completer: &Completer,
 ) -> usize {
     let held = match store.leases_held_by(&config.worker_id).await {
         Ok(held) => held,
@@ -109,15 +111,13 @@ pub(super) async fn release_orphans(
             job_id = lease.job_id,
             "releasing a job this worker held without running it"
         );
-        match store
-            .release(
-                &lease,
-                "orphaned: its worker held the lease but ran no attempt",
-            )
+        let reason = "orphaned: its worker held the lease but ran no attempt";
+        if completer
+            .record(lease, Transition::Release(reason))
             .await
+            .is_some()
         {
-            Ok(_) => released += 1,
-            Err(error) => warn!(job_id = lease.job_id, %error, "cannot release an orphaned job"),
+            released += 1;
         }
     }
     WorkerStats::add(&config.stats.orphans_released, released as u64);

@@ -3,14 +3,14 @@
 //! runnable remains.
 //!
 //! Joins the store and the sandbox; reads top to bottom in one `select!`. It never speaks
-//! SQL or wasmtime itself, and never decides an attempt's outcome (see `attempt`). When to
+//! SQL or wasmtime itself, and never decides an attempt's outcome (see `executor`) or writes it (`completer`). When to
 //! look for work is `wakeup`'s business, shutdown deadlines are `shutdown`'s, heartbeats,
 //! orphans and the reaper are `leases`'.
 
-mod attempt;
+mod completer;
+mod executor;
 mod leases;
 pub mod maintenance;
-mod outcomes;
 mod registry;
 pub mod scheduler;
 mod shutdown;
@@ -28,13 +28,16 @@ use tokio::time::{Instant, MissedTickBehavior, interval, sleep_until};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
-pub use attempt::{Interrupt, Recorded, StopReason};
+use completer::Completer;
+pub use completer::Recorded;
+use executor::AttemptContext;
+pub use executor::{Interrupt, StopReason};
 use registry::Registry;
 
 use crate::metrics::{Metrics, StoreOperation};
 pub use shutdown::ShutdownTimeouts;
 use shutdown::Stopping;
-use slots::{AttemptContext, SlotEvent, Slots};
+use slots::{SlotEvent, Slots};
 pub use stats::WorkerStats;
 pub use wakeup::{IdlePolicy, Listen};
 use wakeup::{IdleSchedule, Wake, Wakeups};
@@ -153,10 +156,8 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> anyhow::Result<WorkerSummary> {
     let ctx = AttemptContext {
-        store: store.clone(),
-        outcomes: outcomes::Outcomes::start(store.clone(), config.lease),
+        completer: Completer::start(store.clone(), config.lease),
         registry: Registry::new(store.clone(), sandbox, config.limits.clone()),
-        lease: config.lease,
         metrics: config.metrics.clone(),
     };
     let stats = config.stats.clone();
@@ -276,7 +277,7 @@ pub async fn run(
                 }
                 slots.start_queued(&ctx, config.concurrency);
                 if short {
-                    if after_short_claim(&store, &config, &mut idle, wakeups.listening(), &slots, &mut next_look).await {
+                    if after_short_claim(&store, &config, &mut idle, wakeups.listening(), &slots, &ctx.completer, &mut next_look).await {
                         break;
                     }
                 } else {
@@ -306,7 +307,7 @@ pub async fn run(
                     // The orphan check compares the database with `running`, which is
                     // incomplete while a claim is in flight: skip it until the next beat.
                     if claiming.is_none() {
-                        leases::release_orphans(&store, &config, &slots.running).await;
+                        leases::release_orphans(&store, &config, &slots.running, &ctx.completer).await;
                     }
                     Instant::now() + heartbeat_every
                 } else {
@@ -334,6 +335,7 @@ async fn after_short_claim(
     idle: &mut IdleSchedule,
     listening: bool,
     slots: &Slots,
+    completer: &Completer,
     next_look: &mut Instant,
 ) -> bool {
     *next_look = Instant::now() + idle.next_wait(listening);
@@ -344,7 +346,7 @@ async fn after_short_claim(
     }
     let nothing_soon = due_in.is_none_or(|d| d > config.drain_horizon);
     if config.drain && slots.is_empty() && nothing_soon {
-        if leases::release_orphans(store, config, &slots.running).await == 0 {
+        if leases::release_orphans(store, config, &slots.running, completer).await == 0 {
             info!("drained: nothing runnable remains");
             return true;
         }
