@@ -6,5 +6,6 @@ pub mod bench;
 pub mod cli;
 pub mod http;
 pub mod metrics;
+pub mod services;
 pub mod units;
 pub mod worker;

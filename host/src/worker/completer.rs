@@ -118,7 +118,10 @@ impl Completer {
                 None
             }
             Err(Unwritten::FlusherGone) => {
-                warn!(job_id, "the outcome flusher has stopped; the lease will expire and the reaper will return the job");
+                warn!(
+                    job_id,
+                    "the outcome flusher has stopped; the lease will expire and the reaper will return the job"
+                );
                 None
             }
         }

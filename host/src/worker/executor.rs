@@ -252,7 +252,11 @@ mod tests {
 
     #[test]
     fn a_completed_run_completes_with_its_output_and_fuel_whatever_interrupted_it() {
-        for stop in [None, Some(StopReason::Shutdown), Some(StopReason::Cancelled)] {
+        for stop in [
+            None,
+            Some(StopReason::Shutdown),
+            Some(StopReason::Cancelled),
+        ] {
             let done = Outcome::Completed {
                 output: b"ok".to_vec(),
             };
@@ -268,7 +272,7 @@ mod tests {
 
     #[test]
     fn an_interrupted_run_is_released_on_shutdown_cancelled_on_cancel_and_dropped_on_a_lost_lease()
-     {
+    {
         assert_eq!(
             transition(cancelled(), None, Some(StopReason::Shutdown), backoff()),
             Some(Transition::Release("host shutting down"))

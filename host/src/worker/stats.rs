@@ -30,10 +30,6 @@ impl WorkerStats {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(super) fn add(counter: &AtomicU64, n: u64) {
-        counter.fetch_add(n, Ordering::Relaxed);
-    }
-
     /// Reads a counter (for exporters and tests).
     pub fn get(counter: &AtomicU64) -> u64 {
         counter.load(Ordering::Relaxed)
