@@ -512,7 +512,10 @@ async fn a_running_job_released_at_shutdown_with_a_cancel_pending_counts_as_canc
         store.get(None, id).await.unwrap().unwrap().state,
         JobState::Cancelled
     );
-    assert_eq!(outcomes(&store, id).await, [Some(AttemptOutcome::Cancelled)]);
+    assert_eq!(
+        outcomes(&store, id).await,
+        [Some(AttemptOutcome::Cancelled)]
+    );
     assert_eq!((summary.cancelled, summary.released), (1, 0), "{summary:?}");
     let text = metrics.encode();
     let series = "{tenant=\"default\",job_type=\"spin-forever\"}";

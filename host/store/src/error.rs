@@ -152,7 +152,11 @@ mod tests {
     fn a_shared_batch_error_keeps_whether_it_is_transient() {
         let down = StoreError::Database(sqlx::Error::PoolTimedOut).shared();
         assert!(StoreError::Shared(down.clone()).is_transient());
-        assert!(StoreError::Shared(down).to_string().contains("database error"));
+        assert!(
+            StoreError::Shared(down)
+                .to_string()
+                .contains("database error")
+        );
         let refused = StoreError::LeaseLost { job_id: 1 }.shared();
         assert!(!StoreError::Shared(refused).is_transient());
     }
