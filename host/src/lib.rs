@@ -7,5 +7,6 @@ pub mod cli;
 pub mod http;
 pub mod metrics;
 pub mod services;
+pub mod signals;
 pub mod units;
 pub mod worker;

@@ -1,17 +1,18 @@
-//! Flags and start-up of a host's background duties: the scheduler and retention. Shared
-//! by `sluice worker` (flattened into its flags) and `sluice scheduler` (which runs them
-//! without claiming jobs).
+//! Flags and start-up of a host's background services (`crate::services`): the
+//! scheduler and retention. Shared by `sluice worker` (flattened into its flags) and
+//! `sluice scheduler` (which runs them without claiming jobs).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use sluice_store::{RetentionPolicy, Store};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::metrics::Metrics;
+use crate::services::retention::{Retention, RetentionConfig};
+use crate::services::scheduler::{Scheduler, SchedulerConfig};
+use crate::services::{self};
 use crate::units::parse_duration;
-use crate::worker::maintenance::{self, MaintenanceConfig, MaintenanceCounters};
-use crate::worker::scheduler::{self, SchedulerConfig, SchedulerCounters};
 
 #[derive(Clone, Debug, clap::Args)]
 pub struct BackgroundArgs {
@@ -38,19 +39,13 @@ pub struct BackgroundArgs {
     pub retention_batch: u32,
 }
 
-/// Counters of the background duties, for a metrics exporter.
-#[derive(Debug, Default)]
-pub struct BackgroundCounters {
-    pub scheduler: Arc<SchedulerCounters>,
-    pub retention: Arc<MaintenanceCounters>,
-}
-
-/// Starts the duties `args` enables; they stop when `shutdown` fires.
+/// Starts the services `args` enables (counting into `metrics`); they stop when
+/// `shutdown` fires.
 pub fn start(
     store: &Store,
     args: &BackgroundArgs,
     host: &str,
-    counters: &BackgroundCounters,
+    metrics: &Metrics,
     shutdown: &CancellationToken,
 ) -> JoinSet<()> {
     let mut tasks = JoinSet::new();
@@ -59,27 +54,27 @@ pub fn start(
             idle_interval: args.scheduler_interval,
             ..SchedulerConfig::default()
         };
-        tasks.spawn(scheduler::run(
-            store.clone(),
+        let scheduler = Scheduler {
+            store: store.clone(),
             config,
-            counters.scheduler.clone(),
-            shutdown.clone(),
-        ));
+            metrics: metrics.clone(),
+        };
+        tasks.spawn(services::run(scheduler, shutdown.clone()));
     }
     if !args.no_retention {
-        let mut config = MaintenanceConfig::new(host);
+        let mut config = RetentionConfig::new(host);
         config.interval = args.retention_interval;
         config.policy = RetentionPolicy {
             completed: args.retain_completed,
             dead: args.retain_dead,
             batch_size: args.retention_batch,
         };
-        tasks.spawn(maintenance::run(
-            store.clone(),
+        let retention = Retention {
+            store: store.clone(),
             config,
-            counters.retention.clone(),
-            shutdown.clone(),
-        ));
+            metrics: metrics.clone(),
+        };
+        tasks.spawn(services::run(retention, shutdown.clone()));
     }
     tasks
 }
@@ -96,21 +91,17 @@ pub struct SchedulerArgs {
 
 /// Runs the scheduler (and retention, unless disabled) until SIGTERM or SIGINT.
 pub async fn run_standalone(store: Store, args: SchedulerArgs) -> anyhow::Result<()> {
+    let shutdown = crate::signals::shutdown_on_signal("stopping the scheduler and retention");
     store.check_schema().await?;
-    use tokio::signal::unix::{SignalKind, signal};
     let host = args
         .worker_id
         .unwrap_or_else(super::worker::default_worker_id);
-    let shutdown = CancellationToken::new();
-    let counters = BackgroundCounters::default();
-    let mut tasks = start(&store, &args.background, &host, &counters, &shutdown);
+    let metrics = Metrics::default();
+    let mut tasks = start(&store, &args.background, &host, &metrics, &shutdown);
     if tasks.is_empty() {
         anyhow::bail!("nothing to run: both --no-scheduler and --no-retention were given");
     }
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
-    tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
-    shutdown.cancel();
+    shutdown.cancelled().await;
     while tasks.join_next().await.is_some() {}
     Ok(())
 }

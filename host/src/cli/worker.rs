@@ -8,7 +8,6 @@ use anyhow::{Context, bail};
 use sluice_sandbox::{Sandbox, SandboxConfig};
 use sluice_store::Store;
 use tokio_util::sync::CancellationToken;
-use tracing::info;
 
 use super::output::Printer;
 use crate::units::parse_duration;
@@ -86,8 +85,7 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
     check_timings(&args)?;
     store.check_schema().await?;
     // Before anything slow: a SIGTERM during startup is a graceful shutdown too.
-    let shutdown = CancellationToken::new();
-    tokio::spawn(watch_signals(shutdown.clone()));
+    let shutdown = crate::signals::shutdown_on_signal("finishing running jobs, then exiting");
     let worker_id = args.worker_id.unwrap_or_else(default_worker_id);
     let sandbox = Sandbox::new(SandboxConfig {
         max_concurrency: args.concurrency as u32,
@@ -131,12 +129,11 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
     }
     // Scheduler and retention stop with the claim loop (also after --drain).
     let background_stop = shutdown.child_token();
-    let counters = super::background::BackgroundCounters::default();
     let mut background = super::background::start(
         &store,
         &args.background,
         &worker_id,
-        &counters,
+        &config.metrics,
         &background_stop,
     );
     let summary = worker::run(store, sandbox, config, shutdown).await;
@@ -207,22 +204,6 @@ fn check_timings(args: &WorkerArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-/// First SIGTERM/SIGINT: graceful shutdown. Second: exit at once.
-async fn watch_signals(shutdown: CancellationToken) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        return;
-    };
-    tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
-    info!("signal received: finishing running jobs, then exiting (signal again to stop at once)");
-    shutdown.cancel();
-    tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
-    std::process::exit(130);
 }
 
 pub(super) fn default_worker_id() -> String {

@@ -7,6 +7,8 @@
 //! Must not: claim or run jobs, or speak SQL (each pass is one or two store calls).
 
 pub mod reaper;
+pub mod retention;
+pub mod scheduler;
 
 use std::fmt::Debug;
 use std::time::Duration;
@@ -50,4 +52,9 @@ pub async fn run<S: Service>(mut service: S, shutdown: CancellationToken) {
         wait = service.wait_after(&report);
     }
     info!(service = S::NAME, "stopped");
+}
+
+/// A random part of `period`: the staggered first wait.
+pub(crate) fn stagger(period: Duration) -> Duration {
+    period.mul_f64(rand::random::<f64>())
 }

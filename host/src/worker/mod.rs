@@ -13,14 +13,11 @@ mod beside;
 mod completer;
 mod executor;
 mod leases;
-pub mod maintenance;
 mod plan;
 mod producer;
 mod registry;
-pub mod scheduler;
 mod shutdown;
 mod slots;
-mod stats;
 mod wakeup;
 
 use std::sync::Arc;
@@ -41,7 +38,6 @@ use crate::metrics::Metrics;
 use crate::services::{self, reaper::Reaper, reaper::ReaperConfig};
 use producer::{Ended, Producer};
 pub use shutdown::ShutdownTimeouts;
-pub use stats::WorkerStats;
 use wakeup::Wakeups;
 pub use wakeup::{IdlePolicy, Listen};
 
@@ -80,8 +76,6 @@ pub struct WorkerConfig {
     pub shutdown: ShutdownTimeouts,
     /// Host default limits; job types override them.
     pub limits: Limits,
-    /// Counters for metrics; share the `Arc` to read them.
-    pub stats: Arc<WorkerStats>,
     /// Where outcomes, sandbox figures and worker health are counted.
     pub metrics: Metrics,
 }
@@ -112,7 +106,6 @@ impl WorkerConfig {
             reap_interval: ReaperConfig::DEFAULT_INTERVAL,
             shutdown: ShutdownTimeouts::default(),
             limits: Limits::default(),
-            stats: Arc::default(),
             metrics: Metrics::default(),
         }
     }
@@ -172,7 +165,7 @@ pub async fn run(
         metrics: config.metrics.clone(),
     };
     let reaper = tokio::spawn(services::run(reaper, stop_reaper.clone()));
-    let wakeups = Wakeups::start(&store, &config.listen, config.stats.clone());
+    let wakeups = Wakeups::start(&store, &config.listen, config.metrics.clone());
     info!(worker = %config.worker_id, concurrency = config.concurrency, prefetch = config.prefetch, "worker started");
     let mut producer = Producer::new(store, config, ctx, wakeups);
     if producer.running(&shutdown).await == Ended::Signal {

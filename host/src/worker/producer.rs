@@ -241,7 +241,10 @@ impl Producer {
                 });
             }
             // Released orphans are runnable again: look now.
-            Reply::OrphansReleased(released) if released > 0 => self.plan.look_now(),
+            Reply::OrphansReleased(released) if released > 0 => {
+                self.config.metrics.orphans_released(released);
+                self.plan.look_now();
+            }
             Reply::OrphansReleased(_) => {}
         }
         None
