@@ -5,13 +5,11 @@
 use std::time::Duration;
 
 use sluice_store::{RetentionPolicy, Store};
-use tokio::task::JoinSet;
-use tokio_util::sync::CancellationToken;
 
+use crate::host::{Host, HostConfig};
 use crate::metrics::Metrics;
-use crate::services::retention::{Retention, RetentionConfig};
-use crate::services::scheduler::{Scheduler, SchedulerConfig};
-use crate::services::{self};
+use crate::services::retention::RetentionConfig;
+use crate::services::scheduler::SchedulerConfig;
 use crate::units::parse_duration;
 
 #[derive(Clone, Debug, clap::Args)]
@@ -39,29 +37,16 @@ pub struct BackgroundArgs {
     pub retention_batch: u32,
 }
 
-/// Starts the services `args` enables (counting into `metrics`); they stop when
-/// `shutdown` fires.
-pub fn start(
-    store: &Store,
+/// The scheduler and retention configurations `args` asks for (`None`: disabled).
+pub fn services(
     args: &BackgroundArgs,
     host: &str,
-    metrics: &Metrics,
-    shutdown: &CancellationToken,
-) -> JoinSet<()> {
-    let mut tasks = JoinSet::new();
-    if !args.no_scheduler {
-        let config = SchedulerConfig {
-            idle_interval: args.scheduler_interval,
-            ..SchedulerConfig::default()
-        };
-        let scheduler = Scheduler {
-            store: store.clone(),
-            config,
-            metrics: metrics.clone(),
-        };
-        tasks.spawn(services::run(scheduler, shutdown.clone()));
-    }
-    if !args.no_retention {
+) -> (Option<SchedulerConfig>, Option<RetentionConfig>) {
+    let scheduler = (!args.no_scheduler).then(|| SchedulerConfig {
+        idle_interval: args.scheduler_interval,
+        ..SchedulerConfig::default()
+    });
+    let retention = (!args.no_retention).then(|| {
         let mut config = RetentionConfig::new(host);
         config.interval = args.retention_interval;
         config.policy = RetentionPolicy {
@@ -69,14 +54,9 @@ pub fn start(
             dead: args.retain_dead,
             batch_size: args.retention_batch,
         };
-        let retention = Retention {
-            store: store.clone(),
-            config,
-            metrics: metrics.clone(),
-        };
-        tasks.spawn(services::run(retention, shutdown.clone()));
-    }
-    tasks
+        config
+    });
+    (scheduler, retention)
 }
 
 /// `sluice scheduler`: the background duties alone, without claiming jobs.
@@ -96,12 +76,14 @@ pub async fn run_standalone(store: Store, args: SchedulerArgs) -> anyhow::Result
     let host = args
         .worker_id
         .unwrap_or_else(super::worker::default_worker_id);
-    let metrics = Metrics::default();
-    let mut tasks = start(&store, &args.background, &host, &metrics, &shutdown);
-    if tasks.is_empty() {
-        anyhow::bail!("nothing to run: both --no-scheduler and --no-retention were given");
-    }
-    shutdown.cancelled().await;
-    while tasks.join_next().await.is_some() {}
+    let (scheduler, retention) = services(&args.background, &host);
+    let config = HostConfig {
+        worker: None,
+        scheduler,
+        retention,
+        metrics_listen: None,
+        metrics: Metrics::default(),
+    };
+    Host::run(store, config, shutdown).await?;
     Ok(())
 }

@@ -1,4 +1,6 @@
-//! `sluice worker`: flags for the claim loop, signal handling, and the exit summary.
+//! `sluice worker`: flags mapped onto the host's configuration (the claim loop, its
+//! reaper, the scheduler, retention, the metrics exporter: `Host::run` runs them), and
+//! the exit summary.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -7,11 +9,11 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use sluice_sandbox::{Sandbox, SandboxConfig};
 use sluice_store::Store;
-use tokio_util::sync::CancellationToken;
 
 use super::output::Printer;
+use crate::host::{Host, HostConfig};
 use crate::units::parse_duration;
-use crate::worker::{self, IdlePolicy, Listen, ShutdownTimeouts, WorkerConfig};
+use crate::worker::{IdlePolicy, Listen, ShutdownTimeouts, WorkerConfig};
 
 #[derive(Debug, clap::Args)]
 pub struct WorkerArgs {
@@ -117,30 +119,16 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
         budget: args.shutdown_timeout,
     };
 
-    let metrics_server = CancellationToken::new();
-    if let Some(addr) = args.metrics_listen {
-        crate::metrics::serve(
-            addr,
-            store.clone(),
-            config.metrics.clone(),
-            metrics_server.clone(),
-        )
-        .await?;
-    }
-    // Scheduler and retention stop with the claim loop (also after --drain).
-    let background_stop = shutdown.child_token();
-    let mut background = super::background::start(
-        &store,
-        &args.background,
-        &worker_id,
-        &config.metrics,
-        &background_stop,
-    );
-    let summary = worker::run(store, sandbox, config, shutdown).await;
-    background_stop.cancel();
-    while background.join_next().await.is_some() {}
-    metrics_server.cancel();
-    let summary = summary?;
+    let (scheduler, retention) = super::background::services(&args.background, &worker_id);
+    let host = HostConfig {
+        metrics: config.metrics.clone(),
+        worker: Some((config, sandbox)),
+        scheduler,
+        retention,
+        metrics_listen: args.metrics_listen,
+    };
+    let summary = Host::run(store, host, shutdown).await;
+    let summary = summary?.expect("a worker ran");
     printer.value(
         &summary,
         &[
