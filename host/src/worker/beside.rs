@@ -14,7 +14,7 @@ use sluice_store::{ClaimRequest, ClaimedJob, Lease, Store};
 use tokio::task::{Id, JoinSet};
 use tracing::warn;
 
-use super::WorkerConfig;
+use super::config::WorkerConfig;
 use super::leases::LeaseNews;
 use crate::metrics::StoreOperation;
 

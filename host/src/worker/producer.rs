@@ -22,13 +22,13 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 use super::beside::{self, Beside, Call, Reply};
+use super::config::{WorkerConfig, WorkerSummary};
 use super::executor::{AttemptContext, StopReason};
 use super::leases;
 use super::plan::ClaimPlan;
 use super::shutdown::Stopping;
 use super::slots::{SlotEvent, Slots};
 use super::wakeup::{IdleSchedule, Wake, Wakeups};
-use super::{WorkerConfig, WorkerSummary};
 
 /// The shortest wait between two idle looks for work.
 const MIN_IDLE_LOOK: Duration = Duration::from_millis(20);

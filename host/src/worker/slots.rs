@@ -16,8 +16,8 @@ use tokio::task::JoinSet;
 use tracing::warn;
 
 use super::completer::Recorded;
+use super::config::{WorkerConfig, WorkerSummary};
 use super::executor::{self, AttemptContext, Executing, Interrupt, StopReason};
-use super::{WorkerConfig, WorkerSummary};
 
 /// One held job's lease and the handle that interrupts its attempt.
 pub(super) struct Running {
