@@ -6,6 +6,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use sluice::metrics::Metrics;
 use sluice::worker::{self, WorkerConfig, WorkerSummary};
 use sluice_sandbox::{Sandbox, SandboxConfig};
 use sluice_store::{
@@ -471,4 +472,60 @@ async fn queued_jobs_hold_the_prefetch_lease_and_a_started_job_the_full_lease(po
     let summary = worker.await.unwrap().unwrap();
     assert_eq!(summary.completed, 1, "{summary:?}");
     assert_eq!(summary.released, 3, "{summary:?}");
+}
+
+/// A job whose cancel was requested while it ran, but whose worker never heard of it (no
+/// LISTEN, no heartbeat yet), is interrupted by shutdown: the release finds the cancel and
+/// ends the job `cancelled`. The worker's summary and its metrics must say cancelled, as
+/// the store did, not released.
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_running_job_released_at_shutdown_with_a_cancel_pending_counts_as_cancelled(
+    pool: PgPool,
+) {
+    let (store, sandbox) = setup(&pool).await;
+    define(&store, &sandbox, "spin-forever", 3, Some(60_000)).await;
+    let id = enqueue(&store, "spin-forever", "{}").await;
+    let mut cfg = config("deaf", 1);
+    // Hears of the cancel neither by notice nor by heartbeat before the shutdown.
+    cfg.listen = worker::Listen::Off;
+    cfg.lease = Duration::from_secs(300);
+    cfg.shutdown = worker::ShutdownTimeouts {
+        drain: Duration::ZERO,
+        budget: Duration::from_secs(30),
+    };
+    let metrics = Metrics::new();
+    cfg.metrics = metrics.clone();
+    let (worker, shutdown) = spawn_worker(&store, &sandbox, cfg);
+    wait_for("the job to start", Duration::from_secs(20), || async {
+        let job = store.get(None, id).await.unwrap().unwrap();
+        (job.state == JobState::Running).then_some(())
+    })
+    .await;
+    assert_eq!(
+        store.cancel(None, id).await.unwrap(),
+        CancelResult::CancelRequested
+    );
+    shutdown.cancel();
+    let summary = worker.await.unwrap().unwrap();
+
+    assert_eq!(
+        store.get(None, id).await.unwrap().unwrap().state,
+        JobState::Cancelled
+    );
+    assert_eq!(
+        outcomes(&store, id).await,
+        [Some(AttemptOutcome::Cancelled)]
+    );
+    assert_eq!((summary.cancelled, summary.released), (1, 0), "{summary:?}");
+    let text = metrics.encode();
+    let series = "{tenant=\"default\",job_type=\"spin-forever\"}";
+    assert!(
+        text.lines()
+            .any(|l| l == format!("sluice_jobs_cancelled_total{series} 1")),
+        "{text}"
+    );
+    assert!(
+        !text.contains(&format!("sluice_jobs_released_total{series}")),
+        "{text}"
+    );
 }

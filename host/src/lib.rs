@@ -4,7 +4,10 @@
 
 pub mod bench;
 pub mod cli;
+pub mod host;
 pub mod http;
 pub mod metrics;
+pub mod services;
+pub mod signals;
 pub mod units;
 pub mod worker;

@@ -1,17 +1,16 @@
-//! Flags and start-up of a host's background duties: the scheduler and retention. Shared
-//! by `sluice worker` (flattened into its flags) and `sluice scheduler` (which runs them
-//! without claiming jobs).
+//! Flags and start-up of a host's background services (`crate::services`): the
+//! scheduler and retention. Shared by `sluice worker` (flattened into its flags) and
+//! `sluice scheduler` (which runs them without claiming jobs).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use sluice_store::{RetentionPolicy, Store};
-use tokio::task::JoinSet;
-use tokio_util::sync::CancellationToken;
 
+use crate::host::{Host, HostConfig};
+use crate::metrics::Metrics;
+use crate::services::retention::RetentionConfig;
+use crate::services::scheduler::SchedulerConfig;
 use crate::units::parse_duration;
-use crate::worker::maintenance::{self, MaintenanceConfig, MaintenanceCounters};
-use crate::worker::scheduler::{self, SchedulerConfig, SchedulerCounters};
 
 #[derive(Clone, Debug, clap::Args)]
 pub struct BackgroundArgs {
@@ -38,50 +37,26 @@ pub struct BackgroundArgs {
     pub retention_batch: u32,
 }
 
-/// Counters of the background duties, for a metrics exporter.
-#[derive(Debug, Default)]
-pub struct BackgroundCounters {
-    pub scheduler: Arc<SchedulerCounters>,
-    pub retention: Arc<MaintenanceCounters>,
-}
-
-/// Starts the duties `args` enables; they stop when `shutdown` fires.
-pub fn start(
-    store: &Store,
+/// The scheduler and retention configurations `args` asks for (`None`: disabled).
+pub fn services(
     args: &BackgroundArgs,
     host: &str,
-    counters: &BackgroundCounters,
-    shutdown: &CancellationToken,
-) -> JoinSet<()> {
-    let mut tasks = JoinSet::new();
-    if !args.no_scheduler {
-        let config = SchedulerConfig {
-            idle_interval: args.scheduler_interval,
-            ..SchedulerConfig::default()
-        };
-        tasks.spawn(scheduler::run(
-            store.clone(),
-            config,
-            counters.scheduler.clone(),
-            shutdown.clone(),
-        ));
-    }
-    if !args.no_retention {
-        let mut config = MaintenanceConfig::new(host);
+) -> (Option<SchedulerConfig>, Option<RetentionConfig>) {
+    let scheduler = (!args.no_scheduler).then(|| SchedulerConfig {
+        idle_interval: args.scheduler_interval,
+        ..SchedulerConfig::default()
+    });
+    let retention = (!args.no_retention).then(|| {
+        let mut config = RetentionConfig::new(host);
         config.interval = args.retention_interval;
         config.policy = RetentionPolicy {
             completed: args.retain_completed,
             dead: args.retain_dead,
             batch_size: args.retention_batch,
         };
-        tasks.spawn(maintenance::run(
-            store.clone(),
-            config,
-            counters.retention.clone(),
-            shutdown.clone(),
-        ));
-    }
-    tasks
+        config
+    });
+    (scheduler, retention)
 }
 
 /// `sluice scheduler`: the background duties alone, without claiming jobs.
@@ -96,21 +71,19 @@ pub struct SchedulerArgs {
 
 /// Runs the scheduler (and retention, unless disabled) until SIGTERM or SIGINT.
 pub async fn run_standalone(store: Store, args: SchedulerArgs) -> anyhow::Result<()> {
+    let shutdown = crate::signals::shutdown_on_signal("stopping the scheduler and retention");
     store.check_schema().await?;
-    use tokio::signal::unix::{SignalKind, signal};
     let host = args
         .worker_id
         .unwrap_or_else(super::worker::default_worker_id);
-    let shutdown = CancellationToken::new();
-    let counters = BackgroundCounters::default();
-    let mut tasks = start(&store, &args.background, &host, &counters, &shutdown);
-    if tasks.is_empty() {
-        anyhow::bail!("nothing to run: both --no-scheduler and --no-retention were given");
-    }
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
-    tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
-    shutdown.cancel();
-    while tasks.join_next().await.is_some() {}
+    let (scheduler, retention) = services(&args.background, &host);
+    let config = HostConfig {
+        worker: None,
+        scheduler,
+        retention,
+        metrics_listen: None,
+        metrics: Metrics::default(),
+    };
+    Host::run(store, config, shutdown).await?;
     Ok(())
 }

@@ -31,6 +31,7 @@ pub struct ServeArgs {
 }
 
 pub async fn run(store: Store, args: ServeArgs) -> anyhow::Result<()> {
+    let shutdown = crate::signals::shutdown_on_signal("finishing requests in flight, then exiting");
     store.check_schema().await?;
     if let Some(token) = &args.admin_token
         && token.len() < 32
@@ -63,22 +64,9 @@ pub async fn run(store: Store, args: ServeArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("listen on {}", args.listen))?;
     info!(address = %listener.local_addr()?, "serving the HTTP API");
-    http::serve(listener, http::app(state), shutdown_signal())
+    http::serve(listener, http::app(state), shutdown.cancelled_owned())
         .await
         .context("serve HTTP")?;
     info!("HTTP API stopped");
     Ok(())
-}
-
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        std::future::pending::<()>().await;
-        return;
-    };
-    tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
-    info!("signal received: finishing requests in flight, then exiting");
 }

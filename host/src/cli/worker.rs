@@ -1,4 +1,6 @@
-//! `sluice worker`: flags for the claim loop, signal handling, and the exit summary.
+//! `sluice worker`: flags mapped onto the host's configuration (the claim loop, its
+//! reaper, the scheduler, retention, the metrics exporter: `Host::run` runs them), and
+//! the exit summary.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -7,12 +9,11 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use sluice_sandbox::{Sandbox, SandboxConfig};
 use sluice_store::Store;
-use tokio_util::sync::CancellationToken;
-use tracing::info;
 
 use super::output::Printer;
+use crate::host::{Host, HostConfig};
 use crate::units::parse_duration;
-use crate::worker::{self, IdlePolicy, Listen, ShutdownTimeouts, WorkerConfig};
+use crate::worker::{IdlePolicy, Listen, ShutdownTimeouts, WorkerConfig};
 
 #[derive(Debug, clap::Args)]
 pub struct WorkerArgs {
@@ -86,8 +87,7 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
     check_timings(&args)?;
     store.check_schema().await?;
     // Before anything slow: a SIGTERM during startup is a graceful shutdown too.
-    let shutdown = CancellationToken::new();
-    tokio::spawn(watch_signals(shutdown.clone()));
+    let shutdown = crate::signals::shutdown_on_signal("finishing running jobs, then exiting");
     let worker_id = args.worker_id.unwrap_or_else(default_worker_id);
     let sandbox = Sandbox::new(SandboxConfig {
         max_concurrency: args.concurrency as u32,
@@ -119,31 +119,16 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
         budget: args.shutdown_timeout,
     };
 
-    let metrics_server = CancellationToken::new();
-    if let Some(addr) = args.metrics_listen {
-        crate::metrics::serve(
-            addr,
-            store.clone(),
-            config.metrics.clone(),
-            metrics_server.clone(),
-        )
-        .await?;
-    }
-    // Scheduler and retention stop with the claim loop (also after --drain).
-    let background_stop = shutdown.child_token();
-    let counters = super::background::BackgroundCounters::default();
-    let mut background = super::background::start(
-        &store,
-        &args.background,
-        &worker_id,
-        &counters,
-        &background_stop,
-    );
-    let summary = worker::run(store, sandbox, config, shutdown).await;
-    background_stop.cancel();
-    while background.join_next().await.is_some() {}
-    metrics_server.cancel();
-    let summary = summary?;
+    let (scheduler, retention) = super::background::services(&args.background, &worker_id);
+    let host = HostConfig {
+        metrics: config.metrics.clone(),
+        worker: Some((config, sandbox)),
+        scheduler,
+        retention,
+        metrics_listen: args.metrics_listen,
+    };
+    let summary = Host::run(store, host, shutdown).await;
+    let summary = summary?.expect("a worker ran");
     printer.value(
         &summary,
         &[
@@ -207,22 +192,6 @@ fn check_timings(args: &WorkerArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-/// First SIGTERM/SIGINT: graceful shutdown. Second: exit at once.
-async fn watch_signals(shutdown: CancellationToken) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        return;
-    };
-    tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
-    info!("signal received: finishing running jobs, then exiting (signal again to stop at once)");
-    shutdown.cancel();
-    tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
-    std::process::exit(130);
 }
 
 pub(super) fn default_worker_id() -> String {

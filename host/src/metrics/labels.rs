@@ -67,13 +67,16 @@ pub struct ViolationLabels {
     pub reason: LimitReason,
 }
 
-/// Which store call failed in the worker loop (`sluice_worker_store_errors_total`).
+/// Which store call of the worker or a background service failed
+/// (`sluice_worker_store_errors_total`).
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]
 #[allow(non_camel_case_types)]
 pub enum StoreOperation {
     claim,
     heartbeat,
     reap,
+    fire_schedules,
+    prune,
 }
 
 /// `operation`: the label of `sluice_worker_store_errors_total`.

@@ -20,15 +20,13 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use sluice_sandbox::{Failure as SandboxFailure, Outcome, RunReport};
-use sluice_store::JobState;
-use sluice_store::ReapedJob;
+use sluice_store::{AttemptOutcome, JobState, ReapedJob};
 
 pub use labels::{
     DEFAULT_MAX_LABEL_SETS, JobLabels, LimitReason, OTHER, StateLabels, StoreOperation,
 };
 pub use scrape::{DEFAULT_STATS_TTL, router, serve};
 
-use crate::worker::Recorded;
 use labels::{LabelBudget, OperationLabels, ViolationLabels};
 
 type JobCounters = Family<JobLabels, Counter>;
@@ -77,6 +75,12 @@ struct Families {
     fuel_used: JobHistograms,
     limit_violations: Family<ViolationLabels, Counter>,
     listener_fallbacks: Counter,
+    listening: Gauge,
+    orphans_released: Counter,
+    schedule_jobs_fired: Counter,
+    schedule_slots_skipped: Counter,
+    retention_jobs_deleted: Counter,
+    retention_slots_deleted: Counter,
     outcomes_dropped: Counter,
     store_errors: Family<OperationLabels, Counter>,
     attempts_in_progress: Gauge,
@@ -125,6 +129,12 @@ impl Families {
             fuel_used: JobHistograms::new_with_constructor(fuel_histogram),
             limit_violations: Family::default(),
             listener_fallbacks: Counter::default(),
+            listening: Gauge::default(),
+            orphans_released: Counter::default(),
+            schedule_jobs_fired: Counter::default(),
+            schedule_slots_skipped: Counter::default(),
+            retention_jobs_deleted: Counter::default(),
+            retention_slots_deleted: Counter::default(),
             outcomes_dropped: Counter::default(),
             store_errors: Family::default(),
             attempts_in_progress: Gauge::default(),
@@ -180,6 +190,36 @@ impl Families {
         );
         r.register("sluice_limit_violations", "Attempts stopped by a sandbox limit, by reason (timeout, fuel, memory, table, output, trap)", f.limit_violations.clone());
         r.register("sluice_worker_listener_fallbacks", "Times the worker lost (or could not open) its LISTEN connection and fell back to polling", f.listener_fallbacks.clone());
+        r.register(
+            "sluice_worker_listening",
+            "1 while the worker's LISTEN connection is up, 0 while it polls",
+            f.listening.clone(),
+        );
+        r.register(
+            "sluice_worker_orphans_released",
+            "Jobs this worker held in the database without running them (a lost claim reply, a dead attempt task), released by the orphan check",
+            f.orphans_released.clone(),
+        );
+        r.register(
+            "sluice_scheduler_jobs_fired",
+            "Jobs this host's scheduler enqueued from cron schedules",
+            f.schedule_jobs_fired.clone(),
+        );
+        r.register(
+            "sluice_scheduler_slots_skipped",
+            "Due cron slots this host's scheduler skipped (catch-up policy, job type gone)",
+            f.schedule_slots_skipped.clone(),
+        );
+        r.register(
+            "sluice_retention_jobs_deleted",
+            "Finished jobs this host's retention pruned",
+            f.retention_jobs_deleted.clone(),
+        );
+        r.register(
+            "sluice_retention_schedule_slots_deleted",
+            "Schedule slot records this host's retention pruned",
+            f.retention_slots_deleted.clone(),
+        );
         r.register(
             "sluice_worker_outcomes_dropped",
             "Attempt outcomes not written (lease lost, or the database unreachable past the lease)",
@@ -320,23 +360,31 @@ impl Metrics {
         }
     }
 
-    /// The outcome the worker recorded for attempt number `attempt` of a job.
-    pub fn attempt_recorded(&self, tenant: &str, job_type: &str, attempt: i32, recorded: Recorded) {
+    /// Where attempt number `attempt` of a job went, as the store reported it when the
+    /// worker recorded it; `None`: the outcome was dropped (lease lost, database gone).
+    pub fn attempt_recorded(
+        &self,
+        tenant: &str,
+        job_type: &str,
+        attempt: i32,
+        recorded: Option<AttemptOutcome>,
+    ) {
         let f = self.f();
-        if recorded == Recorded::Dropped {
+        let Some(outcome) = recorded else {
             f.outcomes_dropped.inc();
             return;
-        }
+        };
         let labels = self.labels(tenant, job_type);
-        let counter = match recorded {
-            Recorded::Completed => &f.completed,
-            Recorded::Retrying => &f.retried,
-            Recorded::Dead => &f.dead,
-            Recorded::Cancelled => &f.cancelled,
-            Recorded::Released | Recorded::Dropped => &f.released,
+        let counter = match outcome {
+            AttemptOutcome::Completed => &f.completed,
+            AttemptOutcome::Retry => &f.retried,
+            AttemptOutcome::Dead => &f.dead,
+            AttemptOutcome::Cancelled => &f.cancelled,
+            AttemptOutcome::Released => &f.released,
+            AttemptOutcome::LeaseExpired => &f.lease_expirations,
         };
         counter.get_or_create(&labels).inc();
-        if matches!(recorded, Recorded::Completed | Recorded::Dead) {
+        if matches!(outcome, AttemptOutcome::Completed | AttemptOutcome::Dead) {
             f.attempts_per_job
                 .get_or_create(&labels)
                 .observe(f64::from(attempt.max(0)));
@@ -364,6 +412,28 @@ impl Metrics {
     /// The worker lost (or never got) its LISTEN connection and polls instead.
     pub fn listener_fallback(&self) {
         self.f().listener_fallbacks.inc();
+    }
+
+    /// Whether the worker's LISTEN connection is up.
+    pub fn listening(&self, up: bool) {
+        self.f().listening.set(i64::from(up));
+    }
+
+    /// The orphan check released this many jobs.
+    pub fn orphans_released(&self, count: usize) {
+        self.f().orphans_released.inc_by(count as u64);
+    }
+
+    /// One scheduler pass enqueued `fired` jobs and skipped `skipped` due slots.
+    pub fn schedules_fired(&self, fired: u64, skipped: u64) {
+        self.f().schedule_jobs_fired.inc_by(fired);
+        self.f().schedule_slots_skipped.inc_by(skipped);
+    }
+
+    /// One retention run deleted this many jobs and schedule slot records.
+    pub fn retention_pruned(&self, jobs: u64, schedule_slots: u64) {
+        self.f().retention_jobs_deleted.inc_by(jobs);
+        self.f().retention_slots_deleted.inc_by(schedule_slots);
     }
 
     /// A store call of the worker loop failed (it will be tried again).
@@ -442,10 +512,11 @@ mod tests {
     #[test]
     fn pairs_over_the_label_budget_are_recorded_under_other_and_counted() {
         let metrics = Metrics::with_limits(1, DEFAULT_STATS_TTL);
-        metrics.attempt_recorded("acme", "mail", 1, Recorded::Completed);
-        metrics.attempt_recorded("globex", "mail", 1, Recorded::Completed);
-        metrics.attempt_recorded("initech", "fax", 2, Recorded::Completed);
-        metrics.attempt_recorded("acme", "mail", 1, Recorded::Dropped);
+        let completed = Some(AttemptOutcome::Completed);
+        metrics.attempt_recorded("acme", "mail", 1, completed);
+        metrics.attempt_recorded("globex", "mail", 1, completed);
+        metrics.attempt_recorded("initech", "fax", 2, completed);
+        metrics.attempt_recorded("acme", "mail", 1, None);
         let text = metrics.encode();
         for line in [
             "sluice_jobs_completed_total{tenant=\"acme\",job_type=\"mail\"} 1",

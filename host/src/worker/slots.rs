@@ -6,22 +6,18 @@
 //! Only executing jobs count against `concurrency`: a job whose guest has finished frees
 //! its slot at once, so the next one starts while the outcome is still on its way to the
 //! database. Owns that bookkeeping and the attempt tasks; must not claim, speak SQL or
-//! decide outcomes (`attempt` does).
+//! decide outcomes (`executor` does).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
-use std::time::Duration;
 
-use sluice_store::{ClaimedJob, Lease, Store};
+use sluice_store::{ClaimedJob, Lease};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tracing::warn;
 
-use super::attempt::{self, Executing, Interrupt, Recorded, StopReason};
-use super::outcomes::Outcomes;
-use super::registry::Registry;
-use super::{WorkerConfig, WorkerSummary};
-use crate::metrics::Metrics;
+use super::completer::Recorded;
+use super::config::{WorkerConfig, WorkerSummary};
+use super::executor::{self, AttemptContext, Executing, Interrupt, StopReason};
 
 /// One held job's lease and the handle that interrupts its attempt.
 pub(super) struct Running {
@@ -39,16 +35,6 @@ pub(super) enum Phase {
     Executing,
     /// The sandbox is done; the outcome is being written.
     Recording,
-}
-
-/// What every attempt task needs; cloned into each.
-#[derive(Clone)]
-pub(super) struct AttemptContext {
-    pub(super) store: Store,
-    pub(super) outcomes: Outcomes,
-    pub(super) registry: Arc<Registry>,
-    pub(super) lease: Duration,
-    pub(super) metrics: Metrics,
 }
 
 /// See [`Slots::next_event`].
@@ -124,7 +110,7 @@ impl Slots {
             self.executing += 1;
             let executing = Executing::new(self.ran_tx.clone(), job.id);
             let job_id = job.id;
-            let task = self.tasks.spawn(attempt::run_attempt(
+            let task = self.tasks.spawn(executor::run_attempt(
                 ctx.clone(),
                 job,
                 held.interrupt.clone(),
@@ -139,7 +125,7 @@ impl Slots {
         for job in self.queued.drain(..) {
             let task = self
                 .tasks
-                .spawn(attempt::release_unstarted(ctx.clone(), job.lease));
+                .spawn(executor::release_unstarted(ctx.clone(), job.lease));
             self.task_jobs.insert(task.id(), job.id);
         }
     }

@@ -7,7 +7,7 @@
 //! SQL itself: it only tells the loop in `mod.rs` when to look.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use sluice_store::{Notice, Store, StoreListener};
@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
-use super::stats::WorkerStats;
+use crate::metrics::Metrics;
 
 /// Where the worker LISTENs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,7 +99,8 @@ pub(super) enum Wake {
 /// The listener task's handle: notices in, and whether LISTEN is up.
 pub(super) struct Wakeups {
     rx: Option<mpsc::Receiver<Wake>>,
-    stats: Arc<WorkerStats>,
+    /// True while a LISTEN connection is up (the idle wait depends on it).
+    listening: Arc<AtomicBool>,
     task: Option<JoinHandle<()>>,
 }
 
@@ -113,34 +114,33 @@ impl Drop for Wakeups {
 
 impl Wakeups {
     /// Starts listening as `listen` says (or not at all), in a background task.
-    pub(super) fn start(store: &Store, listen: &Listen, stats: Arc<WorkerStats>) -> Self {
-        stats.listening.store(false, Ordering::Relaxed);
+    pub(super) fn start(store: &Store, listen: &Listen, metrics: Metrics) -> Self {
+        let listening = Arc::new(AtomicBool::new(false));
+        metrics.listening(false);
         if *listen == Listen::Off {
             warn!("LISTEN disabled: polling for work with back-off");
-            WorkerStats::bump(&stats.polling_fallbacks);
             return Self {
                 rx: None,
-                stats,
+                listening,
                 task: None,
             };
         }
         let (tx, rx) = mpsc::channel(64);
-        let task = tokio::spawn(listen_loop(
-            store.clone(),
-            listen.clone(),
-            tx,
-            stats.clone(),
-        ));
+        let state = Listening {
+            up: listening.clone(),
+            metrics,
+        };
+        let task = tokio::spawn(listen_loop(store.clone(), listen.clone(), tx, state));
         Self {
             rx: Some(rx),
-            stats,
+            listening,
             task: Some(task),
         }
     }
 
     /// Whether a LISTEN connection is up right now.
     pub(super) fn listening(&self) -> bool {
-        self.stats.listening.load(Ordering::Relaxed)
+        self.listening.load(Ordering::Relaxed)
     }
 
     /// The next wake-up; never returns when LISTEN is off.
@@ -160,12 +160,20 @@ impl Wakeups {
 const RECONNECT_FIRST: Duration = Duration::from_secs(1);
 const RECONNECT_MAX: Duration = Duration::from_secs(30);
 
-async fn listen_loop(
-    store: Store,
-    listen: Listen,
-    tx: mpsc::Sender<Wake>,
-    stats: Arc<WorkerStats>,
-) {
+/// Whether LISTEN is up: the loop's state, and the `sluice_worker_listening` gauge.
+struct Listening {
+    up: Arc<AtomicBool>,
+    metrics: Metrics,
+}
+
+impl Listening {
+    fn set(&self, up: bool) {
+        self.up.store(up, Ordering::Relaxed);
+        self.metrics.listening(up);
+    }
+}
+
+async fn listen_loop(store: Store, listen: Listen, tx: mpsc::Sender<Wake>, state: Listening) {
     let mut pause = RECONNECT_FIRST;
     let mut fell_back = false;
     loop {
@@ -175,10 +183,9 @@ async fn listen_loop(
         };
         match connected {
             Ok(mut listener) => {
-                stats.listening.store(true, Ordering::Relaxed);
+                state.set(true);
                 if fell_back {
                     warn!("LISTEN is back: waking on notifications again");
-                    WorkerStats::bump(&stats.listen_recoveries);
                     fell_back = false;
                     if tx.send(Wake::ListenBack).await.is_err() {
                         return;
@@ -190,7 +197,6 @@ async fn listen_loop(
                 let error = loop {
                     match listener.recv().await {
                         Ok(notice) => {
-                            WorkerStats::bump(&stats.notices);
                             if notice == Notice::Reconnected {
                                 info!("LISTEN connection re-established; looking for missed work");
                             }
@@ -210,8 +216,7 @@ async fn listen_loop(
         }
         if !fell_back {
             fell_back = true;
-            stats.listening.store(false, Ordering::Relaxed);
-            WorkerStats::bump(&stats.polling_fallbacks);
+            state.set(false);
             if tx.send(Wake::ListenLost).await.is_err() {
                 return;
             }

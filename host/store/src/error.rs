@@ -68,6 +68,12 @@ pub enum StoreError {
     /// Postgres or the connection failed.
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
+
+    /// One error shared by every item of a batch whose statement failed as a whole
+    /// (`StoreError` itself is not `Clone`). Keeps what callers branch on:
+    /// [`StoreError::is_transient`] answers for the shared error.
+    #[error("{0}")]
+    Shared(std::sync::Arc<StoreError>),
 }
 
 impl StoreError {
@@ -75,8 +81,10 @@ impl StoreError {
     /// restarting, or aborted the statement for a concurrency reason. A worker retries
     /// these instead of giving up an attempt it already ran.
     pub fn is_transient(&self) -> bool {
-        let StoreError::Database(err) = self else {
-            return false;
+        let err = match self {
+            StoreError::Database(err) => err,
+            StoreError::Shared(shared) => return shared.is_transient(),
+            _ => return false,
         };
         match err {
             sqlx::Error::Io(_)
@@ -94,6 +102,15 @@ impl StoreError {
                     )
             }),
             _ => false,
+        }
+    }
+
+    /// This error in a form that can be handed to many callers (a batch's items): a
+    /// [`StoreError::Shared`] that keeps its transience.
+    pub fn shared(self) -> std::sync::Arc<StoreError> {
+        match self {
+            StoreError::Shared(shared) => shared,
+            other => std::sync::Arc::new(other),
         }
     }
 
@@ -124,5 +141,23 @@ pub(crate) fn is_unique_violation(err: &sqlx::Error, constraint: &str) -> bool {
             db.code().as_deref() == Some("23505") && db.constraint() == Some(constraint)
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shared_batch_error_keeps_whether_it_is_transient() {
+        let down = StoreError::Database(sqlx::Error::PoolTimedOut).shared();
+        assert!(StoreError::Shared(down.clone()).is_transient());
+        assert!(
+            StoreError::Shared(down)
+                .to_string()
+                .contains("database error")
+        );
+        let refused = StoreError::LeaseLost { job_id: 1 }.shared();
+        assert!(!StoreError::Shared(refused).is_transient());
     }
 }

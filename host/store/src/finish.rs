@@ -6,6 +6,11 @@
 //! (a completion keeps it on the row: `history.rs`).
 //! Must not: change a job without matching `id`, `state = 'running'` and the lease
 //! token in the same statement — a stale holder must never overwrite anything.
+//!
+//! Each transition tells where the job went, because the statement (not the caller)
+//! decides it: `fail` gives a [`FailResult`], `release` and `mark_cancelled` an
+//! [`AttemptOutcome`] (a release ends `cancelled` when a cancel was requested meanwhile);
+//! a completion has one destination, so `Ok(())` says it.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -14,7 +19,7 @@ use chrono::{DateTime, Utc};
 
 use crate::history::{archive_attempt, clear_attempt, held_attempt, ran_columns};
 use crate::listen::{JOBS_CHANNEL, due_payload};
-use crate::types::{JobState, Lease};
+use crate::types::{AttemptOutcome, JobState, Lease};
 use crate::{Store, StoreError, micros};
 
 /// A successful attempt.
@@ -85,6 +90,17 @@ pub enum FailResult {
     Dead,
     /// A cancel had been requested while it ran: cancelled instead of retried.
     Cancelled,
+}
+
+impl FailResult {
+    /// The attempt's outcome as the history records it (`retry`, `dead`, `cancelled`).
+    pub fn outcome(self) -> AttemptOutcome {
+        match self {
+            FailResult::Retrying { .. } => AttemptOutcome::Retry,
+            FailResult::Dead => AttemptOutcome::Dead,
+            FailResult::Cancelled => AttemptOutcome::Cancelled,
+        }
+    }
 }
 
 /// The `held` CTE every lease holder's statement but the completion starts with: the job
@@ -228,7 +244,7 @@ moved AS (
 notified AS (
     SELECT pg_notify($4, '') FROM moved WHERE state = 'pending'
 )
-SELECT id, (SELECT count(*) FROM notified) AS notified FROM moved
+SELECT id, state, (SELECT count(*) FROM notified) AS notified FROM moved
 "
 );
 
@@ -396,33 +412,44 @@ impl Store {
 
     /// running → pending without using the attempt (host shutdown, infrastructure
     /// failure). If a cancel was requested meanwhile the job becomes cancelled instead.
-    /// `reason` goes to the attempt history.
+    /// `reason` goes to the attempt history. Returns where the job went:
+    /// [`AttemptOutcome::Released`] or [`AttemptOutcome::Cancelled`].
     #[tracing::instrument(name = "store.release", level = "debug", skip_all, fields(job_id = lease.job_id))]
-    pub async fn release(&self, lease: &Lease, reason: &str) -> Result<(), StoreError> {
-        let row: Option<(i64, i64)> = sqlx::query_as(RELEASE)
+    pub async fn release(&self, lease: &Lease, reason: &str) -> Result<AttemptOutcome, StoreError> {
+        let row: Option<(i64, JobState, i64)> = sqlx::query_as(RELEASE)
             .bind(lease.job_id)
             .bind(lease.token)
             .bind(reason)
             .bind(JOBS_CHANNEL)
             .fetch_optional(&self.pool)
             .await?;
-        row.map(|_| ()).ok_or(StoreError::LeaseLost {
-            job_id: lease.job_id,
-        })
+        match row {
+            Some((_, JobState::Pending, _)) => Ok(AttemptOutcome::Released),
+            Some(_) => Ok(AttemptOutcome::Cancelled),
+            None => Err(StoreError::LeaseLost {
+                job_id: lease.job_id,
+            }),
+        }
     }
 
     /// running → cancelled, by the worker after it interrupted a job whose cancel was
-    /// requested. `reason` becomes `last_error`.
+    /// requested. `reason` becomes `last_error`. Returns [`AttemptOutcome::Cancelled`]
+    /// (the one place it can go), like every lease holder's transition.
     #[tracing::instrument(name = "store.mark_cancelled", level = "debug", skip_all, fields(job_id = lease.job_id))]
-    pub async fn mark_cancelled(&self, lease: &Lease, reason: &str) -> Result<(), StoreError> {
+    pub async fn mark_cancelled(
+        &self,
+        lease: &Lease,
+        reason: &str,
+    ) -> Result<AttemptOutcome, StoreError> {
         let row: Option<i64> = sqlx::query_scalar(MARK_CANCELLED)
             .bind(lease.job_id)
             .bind(lease.token)
             .bind(reason)
             .fetch_optional(&self.pool)
             .await?;
-        row.map(|_| ()).ok_or(StoreError::LeaseLost {
-            job_id: lease.job_id,
-        })
+        row.map(|_| AttemptOutcome::Cancelled)
+            .ok_or(StoreError::LeaseLost {
+                job_id: lease.job_id,
+            })
     }
 }

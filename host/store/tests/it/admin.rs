@@ -68,10 +68,13 @@ async fn cancel_running_is_requested_then_marked_by_the_worker(pool: PgPool) {
     assert_eq!(hb.cancel_requested, vec![id]);
     assert!(hb.lost.is_empty());
 
-    store
-        .mark_cancelled(&c.lease, "cancelled by operator after 1.2 s")
-        .await
-        .unwrap();
+    assert_eq!(
+        store
+            .mark_cancelled(&c.lease, "cancelled by operator after 1.2 s")
+            .await
+            .unwrap(),
+        AttemptOutcome::Cancelled
+    );
     let j = store.get(None, id).await.unwrap().unwrap();
     assert_eq!(j.state, JobState::Cancelled);
     assert!(!j.cancel_requested && j.finished_at.is_some() && j.locked_by.is_none());
@@ -111,8 +114,12 @@ async fn cancel_requested_job_is_not_retried_or_requeued(pool: PgPool) {
             .unwrap(),
         FailResult::Cancelled
     );
-    // Released (e.g. shutdown) with a cancel pending: cancelled, not back to pending.
-    store.release(&cb.lease, "shutdown").await.unwrap();
+    // Released (e.g. shutdown) with a cancel pending: cancelled, not back to pending,
+    // and the release says so.
+    assert_eq!(
+        store.release(&cb.lease, "shutdown").await.unwrap(),
+        AttemptOutcome::Cancelled
+    );
     for id in [a, b] {
         let j = store.get(None, id).await.unwrap().unwrap();
         assert_eq!(j.state, JobState::Cancelled);

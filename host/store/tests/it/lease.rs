@@ -231,7 +231,10 @@ async fn release_returns_to_pending_without_using_an_attempt(pool: PgPool) {
     let run_at = store.get(None, id).await.unwrap().unwrap().run_at;
     let c = claim_one(&store, "w").await;
     assert_eq!(c.attempt, 1);
-    store.release(&c.lease, "host shutting down").await.unwrap();
+    assert_eq!(
+        store.release(&c.lease, "host shutting down").await.unwrap(),
+        AttemptOutcome::Released
+    );
     let j = store.get(None, id).await.unwrap().unwrap();
     assert_eq!((j.state, j.attempt), (JobState::Pending, 0));
     assert_eq!(j.run_at, run_at, "keeps its place in the queue");

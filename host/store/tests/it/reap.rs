@@ -137,8 +137,13 @@ async fn stale_lease_holder_cannot_change_anything(pool: PgPool) {
             .await
             .map(|_| ()),
     );
-    lost(store.release(&first.lease, "stale").await);
-    lost(store.mark_cancelled(&first.lease, "stale").await);
+    lost(store.release(&first.lease, "stale").await.map(|_| ()));
+    lost(
+        store
+            .mark_cancelled(&first.lease, "stale")
+            .await
+            .map(|_| ()),
+    );
     let hb = store
         .heartbeat("slow", &[first.lease], Duration::from_secs(60))
         .await

@@ -1,0 +1,107 @@
+//! [`Host::run`]: starts every service of one process together — the claim loop (with
+//! its reaper), the scheduler, retention and the metrics exporter — and stops them
+//! together: the claim loop drains on `shutdown` (or ends by itself with `--drain`), then
+//! the other services stop and the exporter last.
+//!
+//! ```text
+//! sluice worker                      sluice scheduler
+//! ├─ claim loop (worker::run)        ├─ scheduler
+//! │  ├─ attempts (one task each)     └─ retention
+//! │  ├─ completer (flusher task)
+//! │  ├─ store calls beside the loop
+//! │  ├─ listener (LISTEN/NOTIFY)
+//! │  └─ reaper
+//! ├─ scheduler
+//! ├─ retention
+//! └─ metrics exporter (--metrics-listen)
+//! ```
+//!
+//! Must not: parse flags (the CLI maps them onto [`HostConfig`]) or install signal
+//! handlers (`signals` does, once per process).
+
+use std::net::SocketAddr;
+
+use anyhow::bail;
+use sluice_sandbox::Sandbox;
+use sluice_store::Store;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::metrics::Metrics;
+use crate::services::retention::{Retention, RetentionConfig};
+use crate::services::scheduler::{Scheduler, SchedulerConfig};
+use crate::services::{self};
+use crate::worker::{self, WorkerConfig, WorkerSummary};
+
+/// What one process runs; `None` leaves a service out.
+pub struct HostConfig {
+    /// The claim loop and its reaper, with the sandbox its attempts run in.
+    pub worker: Option<(WorkerConfig, Sandbox)>,
+    pub scheduler: Option<SchedulerConfig>,
+    pub retention: Option<RetentionConfig>,
+    /// Serve `GET /metrics` here.
+    pub metrics_listen: Option<SocketAddr>,
+    /// The process's one metrics registry (the worker's config gets a clone).
+    pub metrics: Metrics,
+}
+
+/// See the module comment.
+pub struct Host;
+
+impl Host {
+    /// Runs until `shutdown` fires (or the claim loop drains) and every service stopped.
+    /// The claim loop's summary, if one ran.
+    pub async fn run(
+        store: Store,
+        config: HostConfig,
+        shutdown: CancellationToken,
+    ) -> anyhow::Result<Option<WorkerSummary>> {
+        let HostConfig {
+            worker,
+            scheduler,
+            retention,
+            metrics_listen,
+            metrics,
+        } = config;
+        if worker.is_none() && scheduler.is_none() && retention.is_none() {
+            bail!("nothing to run: both --no-scheduler and --no-retention were given");
+        }
+        let exporter = CancellationToken::new();
+        if let Some(addr) = metrics_listen {
+            crate::metrics::serve(addr, store.clone(), metrics.clone(), exporter.clone()).await?;
+        }
+        // They stop with the claim loop (also after --drain).
+        let stop_services = shutdown.child_token();
+        let mut tasks = JoinSet::new();
+        if let Some(config) = scheduler {
+            let service = Scheduler {
+                store: store.clone(),
+                config,
+                metrics: metrics.clone(),
+            };
+            tasks.spawn(services::run(service, stop_services.clone()));
+        }
+        if let Some(config) = retention {
+            let service = Retention {
+                store: store.clone(),
+                config,
+                metrics: metrics.clone(),
+            };
+            tasks.spawn(services::run(service, stop_services.clone()));
+        }
+        let summary = match worker {
+            Some((mut config, sandbox)) => {
+                config.metrics = metrics;
+                Some(worker::run(store, sandbox, config, shutdown).await)
+            }
+            None => {
+                shutdown.cancelled().await;
+                None
+            }
+        };
+        stop_services.cancel();
+        while tasks.join_next().await.is_some() {}
+        exporter.cancel();
+        summary.transpose()
+    }
+}

@@ -1,0 +1,113 @@
+//! The worker's configuration ([`WorkerConfig`]) and what it reports when it stops
+//! ([`WorkerSummary`]). A leaf: every other worker module may import it; it imports none
+//! of them but the plain option types (`wakeup`, `shutdown`).
+
+use std::time::Duration;
+
+use sluice_sandbox::Limits;
+use sluice_store::AttemptOutcome;
+
+use super::completer::Recorded;
+use super::shutdown::ShutdownTimeouts;
+use super::wakeup::{IdlePolicy, Listen};
+use crate::metrics::Metrics;
+use crate::services::reaper::ReaperConfig;
+
+/// How a worker runs; every duration is a parameter so tests never wait for real minutes.
+#[derive(Clone, Debug)]
+pub struct WorkerConfig {
+    /// Name recorded in `locked_by` and the attempt history. Unique among live workers:
+    /// a worker releases any job held under its name that it does not run.
+    pub worker_id: String,
+    /// Attempts run at once.
+    pub concurrency: usize,
+    /// Jobs claimed ahead of free slots and queued locally, so slots refill without
+    /// waiting for a claim round-trip. They hold leases (heartbeated, released on
+    /// shutdown); 0 claims only for free slots.
+    pub prefetch: usize,
+    /// Visibility timeout: a job whose lease is not renewed for this long is reaped.
+    /// Renewed every third of it (of `prefetch_lease` when that is shorter).
+    pub lease: Duration,
+    /// With `prefetch`, the lease a claim takes and a job keeps while it waits in the
+    /// queue, so the queue of a worker that dies comes back this soon. A job that
+    /// starts is renewed to `lease` by the next heartbeat.
+    pub prefetch_lease: Duration,
+    /// Only claim jobs of these tenants (`None`: all).
+    pub tenants: Option<Vec<String>>,
+    /// Exit once nothing is running and no job is due within `drain_horizon`.
+    pub drain: bool,
+    /// With `drain`, wait for retries and delayed jobs due within this long.
+    pub drain_horizon: Duration,
+    /// Where to LISTEN for wake-ups.
+    pub listen: Listen,
+    /// When to look for work without a notification.
+    pub idle: IdlePolicy,
+    /// Run the reaper (a service beside the claim loop) this often.
+    pub reap_interval: Duration,
+    /// How long a graceful shutdown may take.
+    pub shutdown: ShutdownTimeouts,
+    /// Host default limits; job types override them.
+    pub limits: Limits,
+    /// Where outcomes, sandbox figures and worker health are counted.
+    pub metrics: Metrics,
+}
+
+impl WorkerConfig {
+    /// The lease a claim takes: the prefetch lease when prefetching (the claimed jobs
+    /// may wait in the queue), else the full lease.
+    pub fn claim_lease(&self) -> Duration {
+        if self.prefetch > 0 {
+            self.prefetch_lease.min(self.lease)
+        } else {
+            self.lease
+        }
+    }
+
+    pub fn new(worker_id: impl Into<String>) -> Self {
+        Self {
+            worker_id: worker_id.into(),
+            concurrency: 8,
+            prefetch: 0,
+            lease: Duration::from_secs(300),
+            prefetch_lease: Duration::from_secs(30),
+            tenants: None,
+            drain: false,
+            drain_horizon: Duration::from_secs(10),
+            listen: Listen::Pool,
+            idle: IdlePolicy::default(),
+            reap_interval: ReaperConfig::DEFAULT_INTERVAL,
+            shutdown: ShutdownTimeouts::default(),
+            limits: Limits::default(),
+            metrics: Metrics::default(),
+        }
+    }
+}
+
+/// Counts of what a worker recorded, printed when it stops.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct WorkerSummary {
+    pub completed: u64,
+    pub retrying: u64,
+    pub dead: u64,
+    pub cancelled: u64,
+    pub released: u64,
+    pub dropped: u64,
+    /// Attempts still unrecorded when the shutdown budget ran out: their jobs come back
+    /// when their lease expires. Zero after a clean shutdown.
+    pub abandoned: u64,
+}
+
+impl WorkerSummary {
+    pub(super) fn count(&mut self, recorded: Recorded) {
+        let slot = match recorded {
+            Some(AttemptOutcome::Completed) => &mut self.completed,
+            Some(AttemptOutcome::Retry) => &mut self.retrying,
+            Some(AttemptOutcome::Dead) => &mut self.dead,
+            Some(AttemptOutcome::Cancelled) => &mut self.cancelled,
+            Some(AttemptOutcome::Released) => &mut self.released,
+            // The worker never records an expiry; the reaper does.
+            Some(AttemptOutcome::LeaseExpired) | None => &mut self.dropped,
+        };
+        *slot += 1;
+    }
+}

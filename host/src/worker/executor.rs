@@ -1,0 +1,326 @@
+//! One attempt of one claimed job: resolve its type, run it in the sandbox, decide the
+//! queue transition ([`transition`], pure), and hand it to the completer.
+//!
+//! Owns the mapping from sandbox outcomes and interrupt reasons to transitions
+//! (complete, fail, release, cancel, or nothing when the lease was lost). Must not write
+//! to the store (the completer does) or decide queue policy (backoff, attempt counting,
+//! retry versus dead): the store's statements do that.
+
+use std::sync::{Arc, Mutex};
+
+use sluice_sandbox::{Failure as SandboxFailure, JobInput, Outcome, RunReport};
+use sluice_store::{Backoff, ClaimedJob, Completion, Failure, Lease};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, info, info_span, warn};
+
+use super::completer::{Completer, Recorded, Transition};
+use super::registry::{Registry, ResolveError};
+use crate::metrics::Metrics;
+
+/// Why a running attempt is being interrupted. The first reason set wins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// An operator cancelled the job: it ends `cancelled`.
+    Cancelled,
+    /// The host is shutting down: the job is released without using up the attempt.
+    Shutdown,
+    /// The lease was lost (another worker may hold the job): record nothing.
+    LeaseLost,
+}
+
+/// The handle the worker loop keeps for each running attempt.
+#[derive(Clone, Default)]
+pub struct Interrupt {
+    token: CancellationToken,
+    reason: Arc<Mutex<Option<StopReason>>>,
+}
+
+impl Interrupt {
+    /// Ask the attempt to stop; the sandbox interrupts the guest within one epoch tick.
+    pub fn stop(&self, reason: StopReason) {
+        self.reason
+            .lock()
+            .expect("interrupt lock")
+            .get_or_insert(reason);
+        self.token.cancel();
+    }
+
+    fn reason(&self) -> Option<StopReason> {
+        *self.reason.lock().expect("interrupt lock")
+    }
+}
+
+/// What every attempt task needs; cloned into each.
+#[derive(Clone)]
+pub(super) struct AttemptContext {
+    pub(super) completer: Completer,
+    pub(super) registry: Arc<Registry>,
+    pub(super) metrics: Metrics,
+}
+
+/// Dropped when an attempt's sandbox run ends (or the attempt ends before reaching it):
+/// tells the worker loop the job's slot is free while its outcome is still being written.
+pub(super) struct Executing {
+    ran: mpsc::UnboundedSender<i64>,
+    job_id: i64,
+}
+
+impl Executing {
+    pub(super) fn new(ran: mpsc::UnboundedSender<i64>, job_id: i64) -> Executing {
+        Executing { ran, job_id }
+    }
+}
+
+impl Drop for Executing {
+    fn drop(&mut self) {
+        // The loop may be gone (shutdown budget spent); nothing left to tell then.
+        let _ = self.ran.send(self.job_id);
+    }
+}
+
+/// The queue transition for what the sandbox reported, given why (if at all) the attempt
+/// was interrupted; `None`: record nothing (the lease was lost). Pure.
+pub(super) fn transition(
+    outcome: Outcome,
+    fuel_used: Option<i64>,
+    stop: Option<StopReason>,
+    backoff: Backoff,
+) -> Option<Transition> {
+    Some(match outcome {
+        Outcome::Completed { output } => Transition::Complete(Completion { output, fuel_used }),
+        Outcome::Failed(SandboxFailure::Cancelled) => match stop {
+            Some(StopReason::Shutdown) => Transition::Release("host shutting down"),
+            Some(StopReason::LeaseLost) => return None,
+            Some(StopReason::Cancelled) | None => Transition::Cancel("cancelled"),
+        },
+        Outcome::Failed(failure) => Transition::Fail(Failure {
+            error: failure.reason(),
+            fatal: failure.is_fatal(),
+            backoff,
+            fuel_used,
+        }),
+    })
+}
+
+/// The transition for a job whose type cannot be run: dead if the type is gone for
+/// good, released (attempt given back) if the registry could not be read. Pure.
+pub(super) fn unrunnable(error: &ResolveError) -> Transition {
+    match error {
+        ResolveError::Permanent(message) => Transition::Fail(Failure::fatal(message.clone())),
+        ResolveError::Infrastructure(_) => {
+            Transition::Release("infrastructure: job type unavailable")
+        }
+    }
+}
+
+/// Run one claimed job to the end and record what happened.
+pub(super) async fn run_attempt(
+    ctx: AttemptContext,
+    job: ClaimedJob,
+    interrupt: Interrupt,
+    executing: Executing,
+) -> Recorded {
+    let AttemptContext {
+        completer,
+        registry,
+        metrics,
+    } = ctx;
+    let _in_progress = metrics.attempt_started();
+    let ClaimedJob {
+        id,
+        tenant,
+        job_type,
+        payload,
+        attempt,
+        max_attempts,
+        lease,
+        ..
+    } = job;
+    // Made only where something is logged: the fmt layer formats a span's fields when it
+    // is created, which cost a few per cent of the worker's CPU when made for every job.
+    let span = || info_span!("job", id, tenant = %tenant, r#type = %job_type, attempt);
+    let recorded = match registry.resolve(&tenant, &job_type).await {
+        Err(error) => {
+            drop(executing);
+            if let ResolveError::Infrastructure(error) = &error {
+                warn!(error = %format!("{error:#}"), "cannot resolve job type; releasing the job");
+            }
+            record(&completer, lease, Some(unrunnable(&error)))
+                .instrument(span())
+                .await
+        }
+        Ok(resolved) => {
+            let input = JobInput {
+                id: id as u64,
+                job_type: job_type.clone(),
+                tenant: tenant.clone(),
+                attempt: attempt as u32,
+                max_attempts: max_attempts as u32,
+                payload,
+            };
+            let report = registry
+                .sandbox()
+                .run(
+                    &resolved.component,
+                    input,
+                    &resolved.limits,
+                    interrupt.token.clone(),
+                )
+                .await;
+            drop(executing);
+            metrics.sandbox_ran(&tenant, &job_type, &report);
+            let fuel_used = Some(report.fuel_used.min(i64::MAX as u64) as i64);
+            let RunReport {
+                outcome,
+                logs,
+                logs_truncated,
+                ..
+            } = report;
+            // The common case (completed, no guest output) logs nothing: no span for it.
+            let quiet = logs.is_empty() && matches!(outcome, Outcome::Completed { .. });
+            let next = transition(outcome, fuel_used, interrupt.reason(), resolved.backoff);
+            let recording = async {
+                log_guest_output(&logs, logs_truncated);
+                record(&completer, lease, next).await
+            };
+            if quiet {
+                recording.await
+            } else {
+                recording.instrument(span()).await
+            }
+        }
+    };
+    metrics.attempt_recorded(&tenant, &job_type, attempt, recorded);
+    recorded
+}
+
+async fn record(completer: &Completer, lease: Lease, next: Option<Transition>) -> Recorded {
+    match next {
+        None => {
+            warn!("lease lost while running; outcome dropped");
+            None
+        }
+        Some(next) => {
+            if let Transition::Fail(failure) = &next {
+                info!(error = %failure.error, fatal = failure.fatal, "attempt failed");
+            }
+            completer.record(lease, next).await
+        }
+    }
+}
+
+/// Gives back a job that was claimed (prefetched) but never started: the host is
+/// shutting down. The attempt is not used up.
+pub(super) async fn release_unstarted(ctx: AttemptContext, lease: Lease) -> Recorded {
+    let reason = "host shutting down before the attempt started";
+    ctx.completer
+        .record(lease, Transition::Release(reason))
+        .await
+}
+
+fn log_guest_output(logs: &[u8], truncated: bool) {
+    if logs.is_empty() {
+        return;
+    }
+    let text = String::from_utf8_lossy(logs);
+    for line in text.lines() {
+        info!(target: "sluice::guest", "{line}");
+    }
+    if truncated {
+        info!(target: "sluice::guest", "(log truncated at the per-attempt cap)");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn backoff() -> Backoff {
+        Backoff {
+            base: Duration::from_millis(10),
+            cap: Duration::from_secs(1),
+            jitter: 0.0,
+        }
+    }
+
+    fn cancelled() -> Outcome {
+        Outcome::Failed(SandboxFailure::Cancelled)
+    }
+
+    #[test]
+    fn a_completed_run_completes_with_its_output_and_fuel_whatever_interrupted_it() {
+        for stop in [
+            None,
+            Some(StopReason::Shutdown),
+            Some(StopReason::Cancelled),
+        ] {
+            let done = Outcome::Completed {
+                output: b"ok".to_vec(),
+            };
+            assert_eq!(
+                transition(done, Some(42), stop, backoff()),
+                Some(Transition::Complete(Completion {
+                    output: b"ok".to_vec(),
+                    fuel_used: Some(42)
+                }))
+            );
+        }
+    }
+
+    #[test]
+    fn an_interrupted_run_is_released_on_shutdown_cancelled_on_cancel_and_dropped_on_a_lost_lease()
+    {
+        assert_eq!(
+            transition(cancelled(), None, Some(StopReason::Shutdown), backoff()),
+            Some(Transition::Release("host shutting down"))
+        );
+        assert_eq!(
+            transition(cancelled(), None, Some(StopReason::Cancelled), backoff()),
+            Some(Transition::Cancel("cancelled"))
+        );
+        assert_eq!(
+            transition(cancelled(), None, Some(StopReason::LeaseLost), backoff()),
+            None
+        );
+        // Interrupted with no reason recorded: only a cancel interrupts that way.
+        assert_eq!(
+            transition(cancelled(), None, None, backoff()),
+            Some(Transition::Cancel("cancelled"))
+        );
+    }
+
+    #[test]
+    fn a_failed_run_fails_with_its_reason_fatality_backoff_and_fuel() {
+        let trap = Outcome::Failed(SandboxFailure::Trap("unreachable".into()));
+        let Some(Transition::Fail(failure)) = transition(trap, Some(7), None, backoff()) else {
+            panic!("a trap is a failure");
+        };
+        assert!(failure.error.contains("unreachable"), "{}", failure.error);
+        assert_eq!((failure.backoff, failure.fuel_used), (backoff(), Some(7)));
+
+        assert!(!failure.fatal, "a trap may be retried");
+
+        let guest = Outcome::Failed(SandboxFailure::GuestFatal("bad input".into()));
+        let Some(Transition::Fail(failure)) = transition(guest, None, None, backoff()) else {
+            panic!("a guest error is a failure");
+        };
+        assert!(failure.fatal, "a guest's fatal error is fatal");
+    }
+
+    #[test]
+    fn a_type_that_is_gone_is_fatal_and_an_unreadable_registry_releases_the_job() {
+        let gone = ResolveError::Permanent("job type removed".into());
+        assert_eq!(
+            unrunnable(&gone),
+            Transition::Fail(Failure::fatal("job type removed"))
+        );
+        let down = ResolveError::Infrastructure(anyhow::anyhow!("database unreachable"));
+        assert_eq!(
+            unrunnable(&down),
+            Transition::Release("infrastructure: job type unavailable")
+        );
+    }
+}

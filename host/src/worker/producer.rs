@@ -1,0 +1,354 @@
+//! The claim loop, in two phases that read top to bottom: [`Producer::running`] claims
+//! jobs up to the free slots and starts them until shutdown (or, with `--drain`, until
+//! nothing runnable remains); [`Producer::shutting_down`] gives back queued jobs, lets
+//! running attempts finish until the drain deadline, interrupts the rest and gives up
+//! when the budget is spent.
+//!
+//! Every store call the loop makes (claim, heartbeat, orphan check, next due time) runs
+//! beside it (`beside`) and comes back as a reply, so the loop never waits on the
+//! database: freed slots are refilled from the prefetch queue and finished attempts
+//! collected while a call is out. When to claim is [`ClaimPlan`]'s decision.
+//!
+//! Must not speak SQL or wasmtime, decide an attempt's outcome (`executor`), or write a
+//! job's end (`completer`).
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sluice_store::{Notice, Store};
+use tokio::time::{Instant, Sleep, sleep_until};
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+use super::beside::{self, Beside, Call, Reply};
+use super::config::{WorkerConfig, WorkerSummary};
+use super::executor::{AttemptContext, StopReason};
+use super::leases;
+use super::plan::ClaimPlan;
+use super::shutdown::Stopping;
+use super::slots::{SlotEvent, Slots};
+use super::wakeup::{IdleSchedule, Wake, Wakeups};
+
+/// The shortest wait between two idle looks for work.
+const MIN_IDLE_LOOK: Duration = Duration::from_millis(20);
+
+/// How the running phase ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Ended {
+    /// Shutdown was asked for: the shutdown phase follows.
+    Signal,
+    /// `--drain`: nothing runnable remains and nothing is held.
+    Drained,
+}
+
+pub(super) struct Producer {
+    store: Store,
+    config: Arc<WorkerConfig>,
+    ctx: AttemptContext,
+    slots: Slots,
+    plan: ClaimPlan,
+    idle: IdleSchedule,
+    wakeups: Wakeups,
+    beside: Beside,
+    /// Claims started so far: an orphan check asked before the latest is stale.
+    claims: u64,
+    /// A draining worker asked for an orphan check while another was in flight: its
+    /// reply decides whether to stop.
+    drain_asked: bool,
+    stopping: bool,
+    heartbeat_every: Duration,
+    next_heartbeat: Instant,
+    // Kept across turns and reset only when their deadline moves: the loop turns once
+    // per finished attempt, and a fresh `Sleep` per turn showed up as a tenth of the
+    // worker's CPU under load.
+    heartbeat_timer: Pin<Box<Sleep>>,
+    look_timer: Pin<Box<Sleep>>,
+    pub(super) summary: WorkerSummary,
+}
+
+impl Producer {
+    pub(super) fn new(
+        store: Store,
+        config: Arc<WorkerConfig>,
+        ctx: AttemptContext,
+        wakeups: Wakeups,
+    ) -> Producer {
+        let now = Instant::now();
+        let heartbeat_every = config.claim_lease() / 3;
+        Producer {
+            plan: ClaimPlan::new(now),
+            idle: IdleSchedule::new(config.idle),
+            heartbeat_every,
+            next_heartbeat: now + heartbeat_every,
+            heartbeat_timer: Box::pin(sleep_until(now + heartbeat_every)),
+            look_timer: Box::pin(sleep_until(now)),
+            store,
+            config,
+            ctx,
+            slots: Slots::new(),
+            wakeups,
+            beside: Beside::default(),
+            claims: 0,
+            drain_asked: false,
+            stopping: false,
+            summary: WorkerSummary::default(),
+        }
+    }
+
+    /// Claims and runs jobs until `shutdown` fires or, with `--drain`, nothing runnable
+    /// remains.
+    pub(super) async fn running(&mut self, shutdown: &CancellationToken) -> Ended {
+        loop {
+            self.claim_if_due();
+            self.arm_timers();
+            tokio::select! {
+                _ = shutdown.cancelled() => return Ended::Signal,
+                event = self.slots.next_event() => self.on_slot_event(event),
+                reply = self.beside.next() => {
+                    if self.on_reply(reply) == Some(Ended::Drained) {
+                        info!("drained: nothing runnable remains");
+                        return Ended::Drained;
+                    }
+                }
+                wake = self.wakeups.recv() => self.on_wake(wake),
+                () = &mut self.heartbeat_timer, if self.beat_due() => self.beat(),
+                () = &mut self.look_timer, if self.plan.waiting() => self.plan.look_now(),
+            }
+        }
+    }
+
+    /// Stops claiming, gives queued jobs back, lets running attempts finish until the
+    /// drain deadline, then interrupts them (their jobs are released) and gives up on
+    /// what remains when the budget is spent. Heartbeats and cancel notices go on.
+    pub(super) async fn shutting_down(&mut self) {
+        info!(
+            running = self.slots.held(),
+            "shutting down: no more claims; running attempts may finish within {:?}",
+            self.config.shutdown.drain
+        );
+        self.stopping = true;
+        let mut stop = Stopping::begin(self.config.shutdown);
+        self.slots.release_queued(&self.ctx);
+        while !self.slots.is_empty() || self.plan.claiming() {
+            self.arm_timers();
+            tokio::select! {
+                () = stop.drain_deadline() => {
+                    stop.mark_interrupted();
+                    warn!(running = self.slots.held(), "drain deadline passed: interrupting attempts and releasing their jobs");
+                    self.slots.interrupt_all(StopReason::Shutdown);
+                }
+                () = stop.budget_spent() => {
+                    self.summary.abandoned = self.slots.held() as u64;
+                    warn!(abandoned = self.summary.abandoned, "shutdown budget spent: leaving the remaining jobs to the reaper");
+                    self.slots.abort_all();
+                    return;
+                }
+                event = self.slots.next_event() => self.on_slot_event(event),
+                reply = self.beside.next() => { self.on_reply(reply); }
+                wake = self.wakeups.recv() => self.on_wake(wake),
+                () = &mut self.heartbeat_timer, if self.beat_due() => self.beat(),
+            }
+        }
+        info!("shutdown: every attempt finished or was released");
+    }
+
+    fn claim_if_due(&mut self) {
+        if self.stopping || !self.plan.due() {
+            return;
+        }
+        let wanted = self.slots.wanted(&self.config);
+        let safety_poll = self.config.idle.safety_poll;
+        if let Some(wanted) = self.plan.start(wanted, Instant::now(), safety_poll) {
+            self.claims += 1;
+            let (store, config) = (self.store.clone(), self.config.clone());
+            self.beside.spawn(Call::Claim, async move {
+                Reply::Claimed(beside::claim(&store, &config, wanted).await)
+            });
+        }
+    }
+
+    fn arm_timers(&mut self) {
+        if self.heartbeat_timer.deadline() != self.next_heartbeat {
+            self.heartbeat_timer.as_mut().reset(self.next_heartbeat);
+        }
+        let next_look = self.plan.next_look();
+        if self.look_timer.deadline() != next_look {
+            self.look_timer.as_mut().reset(next_look);
+        }
+    }
+
+    /// A slot freed: start queued jobs now (unless stopping), and let the plan decide
+    /// whether to top the queue up.
+    fn on_slot_event(&mut self, event: SlotEvent) {
+        match event {
+            SlotEvent::Ran(job_id) => self.slots.ran(job_id),
+            SlotEvent::Joined(joined) => self.slots.collect(joined, &mut self.summary),
+        }
+        if !self.stopping {
+            self.slots.start_queued(&self.ctx, self.config.concurrency);
+        }
+        self.plan
+            .slot_freed(self.config.drain && self.slots.is_empty());
+    }
+
+    /// A call beside the loop came back. `Some(Drained)`: a draining worker may stop.
+    fn on_reply(&mut self, reply: Reply) -> Option<Ended> {
+        match reply {
+            Reply::Claimed(None) => {
+                let retry = self.idle.retry_after_error();
+                self.plan.claim_failed(Instant::now(), retry);
+            }
+            Reply::Claimed(Some(jobs)) => self.on_claimed(jobs),
+            Reply::Renewed(news) => {
+                let now = Instant::now();
+                self.next_heartbeat = match news {
+                    Some(news) => {
+                        news.interrupt(&self.slots.running);
+                        // The orphan check compares the database with the held jobs,
+                        // which are incomplete while a claim is in flight.
+                        if !self.plan.claiming() {
+                            self.check_orphans(false);
+                        }
+                        now + self.heartbeat_every
+                    }
+                    None => now + leases::heartbeat_retry(&self.config),
+                };
+            }
+            Reply::DueIn(due_in) => return self.on_due_in(due_in),
+            Reply::HeldLeases {
+                claims,
+                drain,
+                held,
+            } => {
+                let drain = drain || std::mem::take(&mut self.drain_asked);
+                let Some(held) = held.filter(|_| claims == self.claims && !self.plan.claiming())
+                else {
+                    // Unreadable, or a claim started since it was asked: ask again later.
+                    if drain {
+                        self.plan.look_now();
+                    }
+                    return None;
+                };
+                let orphans = leases::orphans(held, &self.slots.running);
+                if orphans.is_empty() {
+                    let drained = drain && self.slots.is_empty() && !self.stopping;
+                    return drained.then_some(Ended::Drained);
+                }
+                let completer = self.ctx.completer.clone();
+                self.beside.spawn(Call::ReleaseOrphans, async move {
+                    Reply::OrphansReleased(leases::release_orphans(&completer, orphans).await)
+                });
+            }
+            // Released orphans are runnable again: look now.
+            Reply::OrphansReleased(released) if released > 0 => {
+                self.config.metrics.orphans_released(released);
+                self.plan.look_now();
+            }
+            Reply::OrphansReleased(_) => {}
+        }
+        None
+    }
+
+    fn on_claimed(&mut self, jobs: Vec<sluice_store::ClaimedJob>) {
+        if !jobs.is_empty() {
+            self.idle.reset();
+        }
+        let short = self.plan.claimed(jobs.len());
+        jobs.into_iter().for_each(|job| self.slots.hold(job));
+        if self.stopping {
+            self.slots.release_queued(&self.ctx);
+            return;
+        }
+        self.slots.start_queued(&self.ctx, self.config.concurrency);
+        if short {
+            // Look after the idle wait, or sooner if a delayed job or retry falls due
+            // before it (asked beside the loop).
+            let wait = self.idle.next_wait(self.wakeups.listening());
+            self.plan.look_at(Instant::now() + wait);
+            if !self.beside.in_flight(Call::DueIn) {
+                let (store, tenants) = (self.store.clone(), self.config.tenants.clone());
+                self.beside.spawn(Call::DueIn, async move {
+                    Reply::DueIn(beside::next_due_in(&store, tenants.as_deref()).await)
+                });
+            }
+        }
+    }
+
+    /// After a short claim: bring the next look forward to the next due job and, with
+    /// `--drain`, find out whether anything runnable remains.
+    fn on_due_in(&mut self, due_in: Result<Option<Duration>, ()>) -> Option<Ended> {
+        let due_in = due_in.unwrap_or_else(|()| Some(self.idle.retry_after_error()));
+        if let Some(due_in) = due_in {
+            // A job due now that the claim did not get is another worker's: do not spin.
+            self.plan
+                .look_by(Instant::now() + due_in.max(MIN_IDLE_LOOK));
+        }
+        let nothing_soon = due_in.is_none_or(|d| d > self.config.drain_horizon);
+        if self.config.drain && self.slots.is_empty() && nothing_soon {
+            // Stop once no orphan of this worker is left either (see `HeldLeases`).
+            self.check_orphans(true);
+        }
+        None
+    }
+
+    fn check_orphans(&mut self, drain: bool) {
+        if self.beside.in_flight(Call::HeldLeases {
+            claims: 0,
+            drain: false,
+        }) || self.beside.in_flight(Call::ReleaseOrphans)
+        {
+            self.drain_asked |= drain;
+            return;
+        }
+        let call = Call::HeldLeases {
+            claims: self.claims,
+            drain,
+        };
+        let (store, worker) = (self.store.clone(), self.config.worker_id.clone());
+        let claims = self.claims;
+        self.beside.spawn(call, async move {
+            let held = leases::held_by(&store, &worker).await;
+            Reply::HeldLeases {
+                claims,
+                drain,
+                held,
+            }
+        });
+    }
+
+    fn on_wake(&mut self, wake: Wake) {
+        match wake {
+            Wake::Notice(Notice::JobsAvailable | Notice::Reconnected) | Wake::ListenBack => {
+                self.plan.look_now();
+            }
+            Wake::Notice(Notice::JobsDueIn(due_in)) => {
+                self.plan.look_by(Instant::now() + due_in);
+            }
+            Wake::Notice(Notice::CancelRequested(id)) => {
+                if let Some(job) = self.slots.running.get(&id) {
+                    job.interrupt.stop(StopReason::Cancelled);
+                }
+            }
+            Wake::ListenLost => {
+                self.config.metrics.listener_fallback();
+                self.idle.reset();
+                self.plan.look_now();
+            }
+        }
+    }
+
+    fn beat_due(&self) -> bool {
+        !self.beside.in_flight(Call::Heartbeat)
+    }
+
+    /// Renews every held lease beside the loop; the reply interrupts what was lost or
+    /// cancelled.
+    fn beat(&mut self) {
+        let renewal = leases::Renewal::of(&self.config, &self.slots.running);
+        let (store, config) = (self.store.clone(), self.config.clone());
+        self.beside.spawn(Call::Heartbeat, async move {
+            Reply::Renewed(renewal.send(&store, &config).await)
+        });
+    }
+}
