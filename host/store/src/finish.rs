@@ -14,8 +14,9 @@ use chrono::{DateTime, Utc};
 
 use crate::history::{archive_attempt, clear_attempt, held_attempt, ran_columns};
 use crate::listen::{JOBS_CHANNEL, due_payload};
+use crate::time_range::MAX_DELAY;
 use crate::types::{JobState, Lease};
-use crate::{Store, StoreError, micros};
+use crate::{Store, StoreError, micros, text};
 
 /// A successful attempt.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -276,8 +277,10 @@ fn validate_backoff(b: &Backoff) -> Result<(i64, i64, f64), StoreError> {
         });
     }
     Ok((
-        micros("backoff.base", b.base, false)?,
-        micros("backoff.cap", b.cap, false)?,
+        // Clamped, not refused: this is an attempt's outcome, and a type stored before
+        // set_job_type bounded its backoff must not make the batch's statement overflow.
+        micros("backoff.base", b.base.min(MAX_DELAY), false)?,
+        micros("backoff.cap", b.cap.min(MAX_DELAY), false)?,
         b.jitter,
     ))
 }
@@ -362,9 +365,10 @@ impl Store {
             .bind(&ids)
             .bind(outcomes.iter().map(|(l, _)| l.token).collect::<Vec<_>>())
             .bind(
+                // A guest's message may hold NUL, which `text` cannot store.
                 outcomes
                     .iter()
-                    .map(|(_, f)| f.error.as_str())
+                    .map(|(_, f)| text::lossy(&f.error))
                     .collect::<Vec<_>>(),
             )
             .bind(outcomes.iter().map(|(_, f)| f.fatal).collect::<Vec<_>>())
@@ -402,7 +406,7 @@ impl Store {
         let row: Option<(i64, i64)> = sqlx::query_as(RELEASE)
             .bind(lease.job_id)
             .bind(lease.token)
-            .bind(reason)
+            .bind(text::lossy(reason).as_ref())
             .bind(JOBS_CHANNEL)
             .fetch_optional(&self.pool)
             .await?;
@@ -418,7 +422,7 @@ impl Store {
         let row: Option<i64> = sqlx::query_scalar(MARK_CANCELLED)
             .bind(lease.job_id)
             .bind(lease.token)
-            .bind(reason)
+            .bind(text::lossy(reason).as_ref())
             .fetch_optional(&self.pool)
             .await?;
         row.map(|_| ()).ok_or(StoreError::LeaseLost {
