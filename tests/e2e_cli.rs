@@ -3,6 +3,9 @@
 
 mod support;
 
+#[path = "e2e_cli/edges.rs"]
+mod edges;
+
 use sqlx::PgPool;
 use support::{Sluice, sample};
 

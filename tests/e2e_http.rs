@@ -11,6 +11,8 @@ mod support;
 mod components;
 #[path = "e2e_http/docs.rs"]
 mod docs;
+#[path = "e2e_http/edges.rs"]
+mod edges;
 #[path = "e2e_http/enqueue.rs"]
 mod enqueue;
 #[path = "e2e_http/isolation.rs"]

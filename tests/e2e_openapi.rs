@@ -25,11 +25,6 @@ use support::{Sluice, repo_root, sample};
 /// few minutes on two slow cores. `SLUICE_OPENAPI_EXAMPLES` raises it for a deeper run.
 const DEFAULT_EXAMPLES: &str = "50";
 
-/// TEMPORARY, lift once branch `edge-hardening` is merged: strings with a NUL byte are
-/// not generated, because the server still answers them with a 500 (PostgreSQL refuses
-/// NUL in text: "invalid byte sequence for encoding UTF8: 0x00") instead of a 400.
-const NO_NUL_BYTES: &str = "--generation-allow-x00=false";
-
 /// The checks run on every answer (schemathesis' names).
 const CHECKS: &str = "not_a_server_error,status_code_conformance,content_type_conformance,\
 response_headers_conformance,response_schema_conformance,negative_data_rejection";
@@ -231,7 +226,6 @@ async fn every_answer_of_sluice_serve_matches_its_openapi_document(pool: PgPool)
         "--request-timeout=30".into(),
         "--generation-database=none".into(),
         "--no-color".into(),
-        NO_NUL_BYTES.into(),
     ];
     let output = tokio::task::spawn_blocking({
         let (work, args) = (work.clone(), args.clone());

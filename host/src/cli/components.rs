@@ -57,7 +57,7 @@ pub struct TypeArgs {
     /// Component that runs it: `NAME` (latest version) or `NAME@VERSION`.
     #[arg(long)]
     pub component: String,
-    /// Wall-clock limit per attempt (`0` = none).
+    /// Wall-clock limit per attempt (`0` = none: only fuel bounds the attempt).
     #[arg(long, value_parser = parse_duration)]
     pub timeout: Option<Duration>,
     /// Fuel (CPU) units per attempt.
@@ -225,8 +225,11 @@ pub async fn run_types(
                         t.name.clone(),
                         t.component_id.to_string(),
                         t.max_attempts.to_string(),
-                        t.timeout_ms
-                            .map_or("default".into(), |ms| format!("{ms}ms")),
+                        match t.timeout_ms {
+                            None => "default".into(),
+                            Some(0) => "none".into(),
+                            Some(ms) => format!("{ms}ms"),
+                        },
                     ]
                 },
             );

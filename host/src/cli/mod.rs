@@ -110,6 +110,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         return task_new::run(&printer, command);
     }
     let store = connect(&cli.global).await?;
+    if !matches!(cli.command, Command::Migrate) {
+        // Every verb but `migrate` needs the schema this binary was built for: say so
+        // once, with the fix, instead of failing on a missing relation.
+        store.check_schema().await?;
+    }
     match cli.command {
         Command::Migrate => {
             store.migrate().await.context("apply migrations")?;
@@ -144,7 +149,7 @@ async fn connect(global: &Global) -> anyhow::Result<Store> {
     let url = global.database_url.as_deref().context(
         "no database given: set DATABASE_URL or pass --database-url postgres://user@host/db",
     )?;
-    Store::connect(url).await.context("connect to PostgreSQL")
+    Store::connect(url).await
 }
 
 /// Read a file named on the command line, saying which file failed.

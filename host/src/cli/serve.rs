@@ -9,7 +9,7 @@ use sluice_store::Store;
 use tracing::info;
 
 use crate::http::{self, AppState, ServeConfig};
-use crate::units::parse_size;
+use crate::units::{parse_duration, parse_size};
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
@@ -28,6 +28,13 @@ pub struct ServeArgs {
     /// Require an admin token (`Authorization: Bearer …`) on `/metrics`.
     #[arg(long)]
     pub metrics_auth: bool,
+    /// Longest wait for the next piece of a request body; a stalled one is answered 408.
+    #[arg(long, value_parser = parse_duration, default_value = "30s")]
+    pub body_timeout: std::time::Duration,
+    /// Longest wait for a request's line and headers (idle keep-alive included); the
+    /// connection is then closed.
+    #[arg(long, value_parser = parse_duration, default_value = "30s")]
+    pub header_timeout: std::time::Duration,
 }
 
 pub async fn run(store: Store, args: ServeArgs) -> anyhow::Result<()> {
@@ -41,6 +48,9 @@ pub async fn run(store: Store, args: ServeArgs) -> anyhow::Result<()> {
              (e.g. `openssl rand -hex 32`)",
             token.len()
         );
+    }
+    if args.body_timeout.is_zero() || args.header_timeout.is_zero() {
+        anyhow::bail!("--body-timeout and --header-timeout must be more than 0; give e.g. 30s");
     }
     // Only validates uploads: one slot, one guest thread.
     let sandbox = Sandbox::new(SandboxConfig {
@@ -58,15 +68,21 @@ pub async fn run(store: Store, args: ServeArgs) -> anyhow::Result<()> {
             max_request_body: usize::try_from(args.max_request_body)
                 .context("--max-request-body is too large")?,
             metrics_require_admin: args.metrics_auth,
+            body_timeout: args.body_timeout,
         },
     );
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("listen on {}", args.listen))?;
     info!(address = %listener.local_addr()?, "serving the HTTP API");
-    http::serve(listener, http::app(state), shutdown.cancelled_owned())
-        .await
-        .context("serve HTTP")?;
+    http::serve_with(
+        listener,
+        http::app(state),
+        args.header_timeout,
+        shutdown.cancelled_owned(),
+    )
+    .await
+    .context("serve HTTP")?;
     info!("HTTP API stopped");
     Ok(())
 }

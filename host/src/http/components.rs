@@ -19,6 +19,7 @@ use super::auth::Caller;
 use super::error::{ApiError, ApiPath, ApiQuery, ErrorBody};
 use super::schemas;
 use super::state::AppState;
+use super::validate;
 
 /// A stored component (without its bytes).
 #[derive(Debug, Serialize, ToSchema)]
@@ -90,6 +91,8 @@ pub async fn put_component(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<ComponentView>, ApiError> {
+    validate::text("name", &name)?;
+    validate::text_opt("version", params.version.as_deref())?;
     let limit = caller
         .limits
         .component_limit(state.config().default_max_component_bytes);
@@ -109,7 +112,13 @@ pub async fn put_component(
     }
     let bytes = axum::body::to_bytes(body, usize::try_from(limit).unwrap_or(usize::MAX))
         .await
-        .map_err(|_| too_large(&"more than the limit"))?;
+        .map_err(|e| {
+            if super::body_timeout::is_timeout(&e) {
+                ApiError::body_timed_out(e)
+            } else {
+                too_large(&"more than the limit")
+            }
+        })?;
     let sandbox = state.sandbox().clone();
     let checked = bytes.clone();
     let validated = tokio::task::spawn_blocking(move || {

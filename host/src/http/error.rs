@@ -29,7 +29,8 @@ pub struct ErrorBody {
 pub struct ErrorDetail {
     /// e.g. `invalid_request`, `invalid_component`, `unauthorized`, `forbidden`,
     /// `not_found`, `job_type_not_found`, `conflict`, `payload_too_large`,
-    /// `unsupported_media_type`, `rate_limited`, `contended`, `unavailable`, `internal`.
+    /// `request_timeout`, `unsupported_media_type`, `rate_limited`, `contended`,
+    /// `unavailable`, `internal`.
     #[schema(pattern = "^[a-z_]+$")]
     pub code: String,
     pub message: String,
@@ -69,6 +70,15 @@ impl ApiError {
 
     pub fn too_large(message: impl Into<String>) -> Self {
         Self::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", message)
+    }
+
+    /// 408: the request body stalled (see `body_timeout`).
+    pub fn body_timed_out(error: impl std::fmt::Display) -> Self {
+        Self::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            format!("{error}; send the whole body promptly"),
+        )
     }
 
     pub fn rate_limited(message: impl Into<String>, retry_after_secs: u64) -> Self {
@@ -181,6 +191,9 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         match axum::Json::<T>::from_request(req, state).await {
             Ok(axum::Json(value)) => Ok(ApiJson(value)),
+            Err(e) if super::body_timeout::is_timeout(&e) => {
+                Err(ApiError::body_timed_out(e.body_text()))
+            }
             Err(e @ JsonRejection::JsonDataError(_))
             | Err(e @ JsonRejection::JsonSyntaxError(_)) => {
                 Err(ApiError::bad_request(e.body_text()))

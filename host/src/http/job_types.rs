@@ -16,6 +16,7 @@ use utoipa::ToSchema;
 use super::auth::Caller;
 use super::error::{ApiError, ApiJson, ApiPath, ErrorBody};
 use super::state::AppState;
+use super::validate;
 
 /// What a job type runs, and with which limits (unset: the host default, capped by the
 /// tenant's caps).
@@ -117,6 +118,7 @@ pub async fn put_job_type(
     ApiPath(name): ApiPath<String>,
     ApiJson(request): ApiJson<JobTypeRequest>,
 ) -> Result<Json<JobTypeView>, ApiError> {
+    validate::text("type", &name)?;
     let (component, version) = match request.component.split_once('@') {
         Some((name, version)) => (name, Some(version)),
         None => (request.component.as_str(), None),

@@ -11,6 +11,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::error::ApiError;
 use super::schemas;
+use super::validate;
 use crate::units::parse_duration;
 
 /// A job to enqueue.
@@ -105,6 +106,11 @@ impl EnqueueRequest {
     /// The store's job for `tenant`; `prefix` names the request element in errors
     /// (`jobs[3].`).
     pub fn into_new_job(self, tenant: &str, prefix: &str) -> Result<NewJob, ApiError> {
+        validate::text(&format!("{prefix}type"), &self.job_type)?;
+        validate::text_opt(
+            &format!("{prefix}idempotency_key"),
+            self.idempotency_key.as_deref(),
+        )?;
         let priority = parse_priority(self.priority.as_ref(), &format!("{prefix}priority"))?;
         let run_at = match (self.run_at, self.delay) {
             (Some(_), Some(_)) => {
@@ -112,11 +118,16 @@ impl EnqueueRequest {
                     "invalid {prefix}delay: give either run_at or delay, not both"
                 )));
             }
-            (Some(at), None) => RunAt::At(at),
-            (None, Some(delay)) => RunAt::Delay(
-                parse_duration(&delay)
-                    .map_err(|e| ApiError::bad_request(format!("invalid {prefix}delay: {e}")))?,
-            ),
+            (Some(at), None) => {
+                validate::run_at(&format!("{prefix}run_at"), at)?;
+                RunAt::At(at)
+            }
+            (None, Some(delay)) => {
+                let delay = parse_duration(&delay)
+                    .map_err(|e| ApiError::bad_request(format!("invalid {prefix}delay: {e}")))?;
+                validate::delay(&format!("{prefix}delay"), delay)?;
+                RunAt::Delay(delay)
+            }
             (None, None) => RunAt::Now,
         };
         if self.key_scope.is_some() && self.idempotency_key.is_none() {

@@ -17,6 +17,7 @@ use super::job_views::{
     ListParams,
 };
 use super::state::AppState;
+use super::validate;
 
 /// Most jobs one `POST /v1/jobs:batch` may carry.
 pub const MAX_BATCH: usize = 1000;
@@ -143,6 +144,7 @@ pub async fn list_jobs(
     caller: Caller,
     ApiQuery(params): ApiQuery<ListParams>,
 ) -> Result<Json<JobPage>, ApiError> {
+    validate::text_opt("type", params.job_type.as_deref())?;
     let job_state = params
         .state
         .as_deref()

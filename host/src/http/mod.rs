@@ -6,9 +6,11 @@
 //!
 //! Files: `router` (every route, generated OpenAPI), `auth` (tokens → tenant),
 //! `error` (the one error shape, axum rejections), `rate_limit` (token bucket),
-//! `state`, `jobs` + `job_views`, `components`, `job_types`, `health`, `openapi`.
+//! `state`, `jobs` + `job_views`, `components`, `job_types`, `health`, `openapi`,
+//! `server` (connections, header timeout), `body_timeout`, `validate` (field checks).
 
 mod auth;
+mod body_timeout;
 mod components;
 mod error;
 mod health;
@@ -20,23 +22,24 @@ mod rate_limit;
 mod router;
 mod schedules;
 mod schemas;
+mod server;
 mod state;
 mod stats;
+mod validate;
 
 use std::future::Future;
 
 pub use auth::{ENV_ADMIN_HOME_TENANT, TENANT_HEADER};
 pub use router::{api_routes, app};
+pub use server::{DEFAULT_HEADER_TIMEOUT, serve_with};
 pub use state::{AppState, ServeConfig};
 
 /// Serves `app` on `listener` until `shutdown` completes, then finishes the requests in
-/// flight.
+/// flight; request headers must arrive within [`DEFAULT_HEADER_TIMEOUT`].
 pub async fn serve(
     listener: tokio::net::TcpListener,
     app: axum::Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    serve_with(listener, app, DEFAULT_HEADER_TIMEOUT, shutdown).await
 }

@@ -92,6 +92,7 @@ fn add_shared_responses(operation: &mut Value) {
     let json_body = operation
         .pointer("/requestBody/content/application~1json")
         .is_some();
+    let has_body = operation.get("requestBody").is_some();
     let has_path_or_query = operation
         .get("parameters")
         .and_then(Value::as_array)
@@ -104,6 +105,13 @@ fn add_shared_responses(operation: &mut Value) {
             responses,
             "400",
             "Malformed request: a parameter, the JSON body or the `X-Sluice-Tenant` header (the message names it)",
+        );
+    }
+    if has_body {
+        add_response(
+            responses,
+            "408",
+            "The request body stalled past the server's `--body-timeout` (code `request_timeout`); the connection is closed",
         );
     }
     if json_body {

@@ -59,9 +59,14 @@ pub fn app(state: AppState) -> Router {
             super::auth::require_admin,
         ));
     }
+    let body_timeout = state.config().body_timeout;
     router
         .fallback(route_not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
         .merge(metrics)
+        .layer(axum::middleware::from_fn_with_state(
+            body_timeout,
+            super::body_timeout::limit_body_reads,
+        ))
 }

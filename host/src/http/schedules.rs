@@ -6,17 +6,18 @@
 //! tenant's (every store call is scoped to the caller's tenant).
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use sluice_store::{CatchUp, NewSchedule, ScheduleRecord};
 use utoipa::ToSchema;
 
 use super::auth::Caller;
-use super::error::{ApiError, ApiJson, ErrorBody};
+use super::error::{ApiError, ApiJson, ApiPath, ErrorBody};
 use super::job_views::parse_priority;
 use super::schemas::{self, Schedule};
 use super::state::AppState;
+use super::validate;
 use crate::units::parse_duration;
 
 /// A schedule to create.
@@ -57,6 +58,10 @@ pub struct ScheduleRequest {
 
 impl ScheduleRequest {
     fn into_new(self, tenant: &str) -> Result<NewSchedule, ApiError> {
+        validate::text("name", &self.name)?;
+        validate::text("cron", &self.cron)?;
+        validate::text_opt("tz", self.tz.as_deref())?;
+        validate::text("type", &self.job_type)?;
         let mut spec = NewSchedule::new(tenant, self.name, self.cron, self.job_type);
         if let Some(tz) = self.tz {
             spec.tz = tz;
@@ -134,7 +139,7 @@ pub async fn list_schedules(
 pub async fn get_schedule(
     State(state): State<AppState>,
     caller: Caller,
-    Path(name): Path<String>,
+    ApiPath(name): ApiPath<String>,
 ) -> Result<Json<ScheduleRecord>, ApiError> {
     state
         .store()
@@ -154,7 +159,7 @@ pub async fn get_schedule(
 pub async fn pause_schedule(
     State(state): State<AppState>,
     caller: Caller,
-    Path(name): Path<String>,
+    ApiPath(name): ApiPath<String>,
 ) -> Result<Json<ScheduleRecord>, ApiError> {
     Ok(Json(
         state.store().pause_schedule(&caller.tenant, &name).await?,
@@ -171,7 +176,7 @@ pub async fn pause_schedule(
 pub async fn resume_schedule(
     State(state): State<AppState>,
     caller: Caller,
-    Path(name): Path<String>,
+    ApiPath(name): ApiPath<String>,
 ) -> Result<Json<ScheduleRecord>, ApiError> {
     Ok(Json(
         state.store().resume_schedule(&caller.tenant, &name).await?,
@@ -188,7 +193,7 @@ pub async fn resume_schedule(
 pub async fn delete_schedule(
     State(state): State<AppState>,
     caller: Caller,
-    Path(name): Path<String>,
+    ApiPath(name): ApiPath<String>,
 ) -> Result<StatusCode, ApiError> {
     state.store().delete_schedule(&caller.tenant, &name).await?;
     Ok(StatusCode::NO_CONTENT)

@@ -22,6 +22,9 @@ pub struct ServeConfig {
     pub max_request_body: usize,
     /// `/metrics` asks for an admin token (default: open, for Prometheus scrapers).
     pub metrics_require_admin: bool,
+    /// Longest wait for the next piece of a request body (default 30 s); a stalled body
+    /// is answered 408 and its connection closed.
+    pub body_timeout: std::time::Duration,
 }
 
 impl std::fmt::Debug for ServeConfig {
@@ -36,6 +39,7 @@ impl std::fmt::Debug for ServeConfig {
                 &self.default_max_component_bytes,
             )
             .field("max_request_body", &self.max_request_body)
+            .field("body_timeout", &self.body_timeout)
             .finish()
     }
 }
@@ -47,6 +51,7 @@ impl Default for ServeConfig {
             default_max_component_bytes: 50 << 20,
             max_request_body: 16 << 20,
             metrics_require_admin: false,
+            body_timeout: std::time::Duration::from_secs(30),
         }
     }
 }

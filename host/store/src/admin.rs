@@ -8,8 +8,9 @@ use chrono::{DateTime, Utc};
 
 use crate::error::is_unique_violation;
 use crate::listen::{CANCEL_CHANNEL, JOBS_CHANNEL};
+use crate::time_range::run_at_readable;
 use crate::types::{AttemptOutcome, JobState, KeyScope};
-use crate::{Store, StoreError};
+use crate::{Store, StoreError, text};
 
 /// What `cancel` did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,9 +202,13 @@ SELECT count(*) AS retried, (SELECT count(*) FROM notified) AS notified FROM mov
 
 macro_rules! job_columns {
     () => {
-        "id, tenant, job_type, payload, priority::int4 AS priority, state, run_at, attempt, \
-         max_attempts, idempotency_key, key_scope, locked_by, locked_until, cancel_requested, \
-         last_error, output, created_at, updated_at, finished_at"
+        concat!(
+            "id, tenant, job_type, payload, priority::int4 AS priority, state, ",
+            run_at_readable!("run_at"),
+            " AS run_at, attempt, max_attempts, idempotency_key, key_scope, locked_by, \
+             locked_until, cancel_requested, last_error, output, created_at, updated_at, \
+             finished_at"
+        )
     };
 }
 
@@ -213,11 +218,15 @@ const GET_JOB: &str = concat!(
     " FROM sluice.jobs WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)"
 );
 
-const LIST_SELECT: &str = "SELECT id, tenant, job_type, octet_length(payload) AS payload_size, \
-     priority::int4 AS priority, state, run_at, attempt, max_attempts, idempotency_key, \
+const LIST_SELECT: &str = concat!(
+    "SELECT id, tenant, job_type, octet_length(payload) AS payload_size, \
+     priority::int4 AS priority, state, ",
+    run_at_readable!("run_at"),
+    " AS run_at, attempt, max_attempts, idempotency_key, \
      key_scope, locked_by, locked_until, cancel_requested, last_error, \
      octet_length(output) AS output_size, substring(output FROM 1 FOR 120) AS output_head, created_at, updated_at, finished_at \
-     FROM sluice.jobs WHERE true";
+     FROM sluice.jobs WHERE true"
+);
 
 const ATTEMPTS: &str = "
 SELECT a.id, a.job_id, a.attempt, a.worker, a.started_at, a.finished_at, a.outcome,
@@ -233,6 +242,9 @@ impl Store {
     /// jobs are refused with `IllegalTransition`. `tenant: Some` scopes the lookup.
     #[tracing::instrument(name = "store.cancel", level = "debug", skip_all, fields(id))]
     pub async fn cancel(&self, tenant: Option<&str>, id: i64) -> Result<CancelResult, StoreError> {
+        if !tenant.is_none_or(text::findable) {
+            return Err(StoreError::job_not_found(id));
+        }
         let row: Option<(JobState, bool, i64)> = sqlx::query_as(CANCEL)
             .bind(id)
             .bind(tenant)
@@ -256,6 +268,9 @@ impl Store {
     /// unfinished-scoped idempotency key another job has taken meanwhile.
     #[tracing::instrument(name = "store.retry", level = "debug", skip_all, fields(id))]
     pub async fn retry(&self, tenant: Option<&str>, id: i64) -> Result<(), StoreError> {
+        if !tenant.is_none_or(text::findable) {
+            return Err(StoreError::job_not_found(id));
+        }
         let result: Result<Option<(JobState, bool, i64)>, sqlx::Error> = sqlx::query_as(RETRY)
             .bind(id)
             .bind(tenant)
@@ -293,6 +308,9 @@ impl Store {
         tenant: Option<&str>,
         job_type: Option<&str>,
     ) -> Result<u64, StoreError> {
+        if !tenant.is_none_or(text::findable) || !job_type.is_none_or(text::findable) {
+            return Ok(0); // no job can have such a tenant or type
+        }
         // A concurrent enqueue can take a key between the NOT EXISTS check and the
         // update; the statement then fails as a whole and is simply run again.
         let mut tries = 0;
@@ -318,6 +336,9 @@ impl Store {
         tenant: Option<&str>,
         id: i64,
     ) -> Result<Option<JobRecord>, StoreError> {
+        if !tenant.is_none_or(text::findable) {
+            return Ok(None);
+        }
         Ok(sqlx::query_as(GET_JOB)
             .bind(id)
             .bind(tenant)
@@ -332,6 +353,11 @@ impl Store {
                 field: "limit",
                 message: format!("list 1 to 1000 jobs per page, asked for {}", filter.limit),
             });
+        }
+        if !filter.tenant.as_deref().is_none_or(text::findable)
+            || !filter.job_type.as_deref().is_none_or(text::findable)
+        {
+            return Ok(Vec::new()); // no job can have such a tenant or type
         }
         let mut q = sqlx::QueryBuilder::<sqlx::Postgres>::new(LIST_SELECT);
         if let Some(tenant) = &filter.tenant {
@@ -359,6 +385,9 @@ impl Store {
         tenant: Option<&str>,
         id: i64,
     ) -> Result<Vec<AttemptRecord>, StoreError> {
+        if !tenant.is_none_or(text::findable) {
+            return Ok(Vec::new());
+        }
         Ok(sqlx::query_as(ATTEMPTS)
             .bind(id)
             .bind(tenant)

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
 use crate::tenants::validate_tenant_id;
-use crate::{Store, StoreError};
+use crate::{Store, StoreError, text};
 
 /// A component to upload.
 #[derive(Clone, Debug)]
@@ -90,7 +90,7 @@ fn check_len(field: &'static str, value: &str, max: usize) -> Result<(), StoreEr
             message: format!("must be 1 to {max} characters, got {n}"),
         });
     }
-    Ok(())
+    text::check(field, value)
 }
 
 impl Store {
@@ -201,6 +201,12 @@ impl Store {
         name: &str,
         version: Option<&str>,
     ) -> Result<Option<ComponentRecord>, StoreError> {
+        if ![tenant, name, version.unwrap_or("")]
+            .into_iter()
+            .all(text::findable)
+        {
+            return Ok(None);
+        }
         let query = match version {
             Some(v) => sqlx::query_as(FIND_VERSION).bind(tenant).bind(name).bind(v),
             None => sqlx::query_as(FIND_LATEST).bind(tenant).bind(name),
@@ -213,6 +219,9 @@ impl Store {
         &self,
         tenant: Option<&str>,
     ) -> Result<Vec<ComponentRecord>, StoreError> {
+        if !tenant.is_none_or(text::findable) {
+            return Ok(Vec::new());
+        }
         Ok(sqlx::query_as(LIST_COMPONENTS)
             .bind(tenant)
             .fetch_all(&self.pool)

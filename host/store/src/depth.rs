@@ -5,14 +5,18 @@
 
 use std::time::Duration;
 
+use crate::time_range::run_at_readable;
 use crate::types::Lease;
-use crate::{Store, StoreError};
+use crate::{Store, StoreError, text};
 
-const NEXT_DUE: &str = "
-SELECT extract(epoch FROM min(run_at) - now())::float8
+const NEXT_DUE: &str = concat!(
+    "SELECT extract(epoch FROM min(",
+    run_at_readable!("run_at"),
+    ") - now())::float8
 FROM sluice.jobs
 WHERE state = 'pending' AND ($1::text[] IS NULL OR tenant = ANY($1))
-";
+"
+);
 
 const COUNT_PENDING: &str = "
 SELECT count(*) FROM sluice.jobs
@@ -47,11 +51,15 @@ impl Store {
             .bind(tenants)
             .fetch_one(&self.pool)
             .await?;
-        Ok(seconds.map(|s| Duration::from_secs_f64(s.max(0.0))))
+        // `try_`: a NaN or infinite answer must not take the worker down.
+        Ok(seconds.map(|s| Duration::try_from_secs_f64(s.max(0.0)).unwrap_or(Duration::MAX)))
     }
 
     /// Pending jobs, of one tenant or of all.
     pub async fn count_pending(&self, tenant: Option<&str>) -> Result<i64, StoreError> {
+        if !tenant.is_none_or(text::findable) {
+            return Ok(0);
+        }
         Ok(sqlx::query_scalar(COUNT_PENDING)
             .bind(tenant)
             .fetch_one(&self.pool)

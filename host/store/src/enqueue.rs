@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use crate::job_types::validate_job_type_name;
 use crate::listen::{JOBS_CHANNEL, due_payload};
 use crate::types::KeyScope;
-use crate::{Store, StoreError, tenants};
+use crate::{Store, StoreError, tenants, text, time_range};
 
 /// When a job becomes due.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -301,9 +301,14 @@ fn validate(job: &NewJob) -> Result<(), StoreError> {
                 message: format!("must be 1 to 255 characters, got {n}"),
             });
         }
+        text::check("idempotency_key", key)?;
     }
-    if let RunAt::Delay(d) = job.run_at {
-        crate::micros("run_at delay", d, false)?;
+    match job.run_at {
+        RunAt::Now => {}
+        RunAt::Delay(d) => {
+            time_range::check_delay("delay", d)?;
+        }
+        RunAt::At(at) => time_range::check_run_at("run_at", at)?,
     }
     Ok(())
 }
@@ -425,7 +430,7 @@ impl Store {
                 let mut v = Vec::with_capacity(n);
                 for j in rows() {
                     v.push(match j.run_at {
-                        RunAt::Delay(d) => Some(crate::micros("run_at delay", d, false)?),
+                        RunAt::Delay(d) => Some(time_range::check_delay("delay", d)?),
                         _ => None,
                     });
                 }

@@ -5,7 +5,7 @@
 //! interleaves tenants; this module only sets and reads it.
 //! Must not: count running jobs in Rust (the claim counts them in SQL, under a lock).
 
-use crate::{Store, StoreError};
+use crate::{Store, StoreError, text};
 
 const SET_MAX_RUNNING: &str = "UPDATE sluice.tenants SET max_running = $2 WHERE id = $1";
 const GET_MAX_RUNNING: &str = "SELECT max_running FROM sluice.tenants WHERE id = $1";
@@ -32,7 +32,7 @@ impl Store {
             None => None,
         };
         let done = sqlx::query(SET_MAX_RUNNING)
-            .bind(tenant)
+            .bind(text::lossy(tenant).as_ref()) // tenant ids are slugs: U+FFFD matches none
             .bind(cap)
             .execute(&self.pool)
             .await?;
@@ -45,7 +45,7 @@ impl Store {
     /// The tenant's cap on running jobs (`None`: no cap).
     pub async fn tenant_max_running(&self, tenant: &str) -> Result<Option<u32>, StoreError> {
         let row: Option<(Option<i32>,)> = sqlx::query_as(GET_MAX_RUNNING)
-            .bind(tenant)
+            .bind(text::lossy(tenant).as_ref()) // tenant ids are slugs: U+FFFD matches none
             .fetch_optional(&self.pool)
             .await?;
         match row {

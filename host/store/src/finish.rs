@@ -19,8 +19,9 @@ use chrono::{DateTime, Utc};
 
 use crate::history::{archive_attempt, clear_attempt, held_attempt, ran_columns};
 use crate::listen::{JOBS_CHANNEL, due_payload};
+use crate::time_range::MAX_DELAY;
 use crate::types::{AttemptOutcome, JobState, Lease};
-use crate::{Store, StoreError, micros};
+use crate::{Store, StoreError, micros, text};
 
 /// A successful attempt.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -292,8 +293,10 @@ fn validate_backoff(b: &Backoff) -> Result<(i64, i64, f64), StoreError> {
         });
     }
     Ok((
-        micros("backoff.base", b.base, false)?,
-        micros("backoff.cap", b.cap, false)?,
+        // Clamped, not refused: this is an attempt's outcome, and a type stored before
+        // set_job_type bounded its backoff must not make the batch's statement overflow.
+        micros("backoff.base", b.base.min(MAX_DELAY), false)?,
+        micros("backoff.cap", b.cap.min(MAX_DELAY), false)?,
         b.jitter,
     ))
 }
@@ -378,9 +381,10 @@ impl Store {
             .bind(&ids)
             .bind(outcomes.iter().map(|(l, _)| l.token).collect::<Vec<_>>())
             .bind(
+                // A guest's message may hold NUL, which `text` cannot store.
                 outcomes
                     .iter()
-                    .map(|(_, f)| f.error.as_str())
+                    .map(|(_, f)| text::lossy(&f.error))
                     .collect::<Vec<_>>(),
             )
             .bind(outcomes.iter().map(|(_, f)| f.fatal).collect::<Vec<_>>())
@@ -419,7 +423,7 @@ impl Store {
         let row: Option<(i64, JobState, i64)> = sqlx::query_as(RELEASE)
             .bind(lease.job_id)
             .bind(lease.token)
-            .bind(reason)
+            .bind(text::lossy(reason).as_ref())
             .bind(JOBS_CHANNEL)
             .fetch_optional(&self.pool)
             .await?;
@@ -444,7 +448,7 @@ impl Store {
         let row: Option<i64> = sqlx::query_scalar(MARK_CANCELLED)
             .bind(lease.job_id)
             .bind(lease.token)
-            .bind(reason)
+            .bind(text::lossy(reason).as_ref())
             .fetch_optional(&self.pool)
             .await?;
         row.map(|_| AttemptOutcome::Cancelled)

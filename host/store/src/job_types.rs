@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use crate::finish::Backoff;
 use crate::tenants::validate_tenant_id;
-use crate::{Store, StoreError};
+use crate::{Store, StoreError, text, time_range};
 
 /// What to register (upsert) for a job type. `None` limits mean "host default".
 #[derive(Clone, Debug, PartialEq)]
@@ -82,7 +82,8 @@ impl JobTypeRecord {
         }
     }
 
-    /// The wall-clock timeout, if the type sets one.
+    /// The wall-clock timeout, if the type sets one; zero means the type asked for none
+    /// (fuel still bounds the attempt).
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout_ms
             .map(|ms| Duration::from_millis(ms.max(0) as u64))
@@ -136,7 +137,7 @@ pub(crate) fn validate_job_type_name(name: &str) -> Result<(), StoreError> {
             message: format!("a job type name must be 1 to 128 characters, got {n}"),
         });
     }
-    Ok(())
+    text::check("job_type", name)
 }
 
 fn opt_ms(field: &'static str, d: Option<Duration>) -> Result<Option<i64>, StoreError> {
@@ -180,11 +181,22 @@ impl Store {
                 message: format!("must be a fraction between 0 and 1, got {j}"),
             });
         }
+        for (field, delay) in [
+            ("backoff_base", spec.backoff_base),
+            ("backoff_cap", spec.backoff_cap),
+        ] {
+            if let Some(d) = delay {
+                time_range::check_delay(field, d)?;
+            }
+        }
         let timeout_ms = opt_ms("timeout", spec.timeout)?;
-        if timeout_ms == Some(0) {
+        if timeout_ms == Some(0) && spec.timeout.is_some_and(|t| !t.is_zero()) {
             return Err(StoreError::InvalidInput {
                 field: "timeout",
-                message: "must be at least 1 ms".into(),
+                message: format!(
+                    "{:?} is under 1 ms: use 0 for no wall-clock timeout, or at least 1 ms",
+                    spec.timeout.unwrap_or_default()
+                ),
             });
         }
         let row: Option<JobTypeRecord> = sqlx::query_as(UPSERT_JOB_TYPE)
@@ -225,6 +237,9 @@ impl Store {
         tenant: &str,
         name: &str,
     ) -> Result<Option<JobTypeRecord>, StoreError> {
+        if !text::findable(tenant) || !text::findable(name) {
+            return Ok(None);
+        }
         Ok(sqlx::query_as(GET_JOB_TYPE)
             .bind(tenant)
             .bind(name)
@@ -237,6 +252,9 @@ impl Store {
         &self,
         tenant: Option<&str>,
     ) -> Result<Vec<JobTypeRecord>, StoreError> {
+        if !tenant.is_none_or(text::findable) {
+            return Ok(Vec::new());
+        }
         Ok(sqlx::query_as(LIST_JOB_TYPES)
             .bind(tenant)
             .fetch_all(&self.pool)

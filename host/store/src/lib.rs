@@ -30,13 +30,18 @@ mod schedules;
 mod schema;
 mod stats;
 mod tenants;
+mod text;
+mod time_range;
 mod tokens;
 mod types;
 
 use std::time::Duration;
 
 use sqlx::PgPool;
-use sqlx::postgres::PgPoolOptions;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+
+/// How long connecting to the database may take before it is reported as failed.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub use admin::{AttemptRecord, CancelResult, JobFilter, JobRecord, JobSummary};
 pub use components::{ComponentRecord, NewComponent};
@@ -55,6 +60,7 @@ pub use schedules::{
 };
 pub use stats::{StateCounts, Stats, TypeStats};
 pub use tenants::{TenantLimits, TenantRecord};
+pub use time_range::{MAX_DELAY, RUN_AT_MAX, RUN_AT_MIN};
 pub use tokens::{NewToken, TOKEN_PREFIX, TokenIdentity, TokenRecord, token_hash};
 pub use types::{AttemptOutcome, JobState, KeyScope, Lease, priority};
 
@@ -78,15 +84,38 @@ impl Store {
         Self::connect_with(url, 10).await
     }
 
-    /// Connects a pool of `max_connections` to `url`.
+    /// Connects a pool of `max_connections` to `url`. One connection is opened first, on
+    /// its own, so an unreachable server fails at once with the reason (connection
+    /// refused, unknown host, authentication) and the address, instead of the pool
+    /// retrying until its acquire timeout and reporting only that it timed out.
     pub async fn connect_with(url: &str, max_connections: u32) -> anyhow::Result<Store> {
         use anyhow::Context as _;
+        use sqlx::Connection as _;
+        let options: PgConnectOptions = url.parse().context(
+            "the database URL is not a PostgreSQL connection string (postgres://user@host:port/db)",
+        )?;
+        let address = match options.get_socket() {
+            Some(socket) => socket.display().to_string(),
+            None => format!("{}:{}", options.get_host(), options.get_port()),
+        };
+        let first =
+            tokio::time::timeout(CONNECT_TIMEOUT, sqlx::PgConnection::connect_with(&options))
+                .await
+                .map_err(|_| anyhow::anyhow!("no answer within {CONNECT_TIMEOUT:?}"))
+                .and_then(|r| r.map_err(anyhow::Error::from))
+                .with_context(|| {
+                    format!(
+                        "cannot connect to PostgreSQL at {address} (database {:?})",
+                        options.get_database().unwrap_or("(default)")
+                    )
+                })?;
+        first.close().await.ok();
         let pool = PgPoolOptions::new()
             .max_connections(max_connections)
-            .acquire_timeout(Duration::from_secs(10))
-            .connect(url)
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .connect_with(options)
             .await
-            .context("connect to the Sluice database")?;
+            .with_context(|| format!("connect to the Sluice database at {address}"))?;
         Ok(Store::new(pool))
     }
 

@@ -13,6 +13,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::tenants::validate_tenant_id;
+use crate::time_range::run_at_readable;
 use crate::types::JobState;
 use crate::{Store, StoreError};
 
@@ -86,7 +87,8 @@ pub struct TypeStats {
 
 /// One row per (tenant, job type): registered types with their job counts (zero when
 /// they have none) and types that only exist in `jobs`. `$1` scopes to a tenant.
-const STATS: &str = "
+const STATS: &str = concat!(
+    "
 WITH depth AS (
     SELECT tenant, job_type,
            count(*) FILTER (WHERE state = 'pending') AS pending,
@@ -95,7 +97,9 @@ WITH depth AS (
            count(*) FILTER (WHERE state = 'completed') AS completed,
            count(*) FILTER (WHERE state = 'dead') AS dead,
            count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
-           min(run_at) FILTER (WHERE state = 'pending' AND run_at <= now()) AS oldest_ready
+           min(",
+    run_at_readable!("run_at"),
+    ") FILTER (WHERE state = 'pending' AND run_at <= now()) AS oldest_ready
     FROM sluice.jobs
     WHERE ($1::text IS NULL OR tenant = $1)
     GROUP BY tenant, job_type
@@ -125,7 +129,8 @@ FROM depth d
 FULL JOIN registered r ON r.tenant = d.tenant AND r.job_type = d.job_type
 LEFT JOIN expired e ON e.tenant = d.tenant AND e.job_type = d.job_type
 ORDER BY 1, 2
-";
+"
+);
 
 #[derive(sqlx::FromRow)]
 struct StatsRow {

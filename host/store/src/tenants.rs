@@ -8,7 +8,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::{JobTypeSpec, Store, StoreError};
+use crate::{JobTypeSpec, Store, StoreError, text};
 
 /// A tenant row. Limit fields are `None` when the host default applies.
 #[derive(Clone, Debug, PartialEq, sqlx::FromRow, serde::Serialize)]
@@ -85,6 +85,18 @@ impl TenantLimits {
     /// tenant's cap; the error names the cap and both figures. Unset type limits (host
     /// defaults) are capped by the worker instead.
     pub fn check_job_type(&self, spec: &JobTypeSpec) -> Result<(), StoreError> {
+        if let (Some(t), Some(cap)) = (spec.timeout, self.max_timeout_ms)
+            && t.is_zero()
+        {
+            return Err(StoreError::InvalidInput {
+                field: "timeout",
+                message: format!(
+                    "0 (no timeout) is above tenant {:?}'s cap max_timeout_ms = {cap} ms; \
+                     give a timeout of at most {cap} ms",
+                    spec.tenant
+                ),
+            });
+        }
         let timeout_ms = spec
             .timeout
             .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
@@ -191,6 +203,9 @@ impl Store {
 
     /// One tenant, if it exists.
     pub async fn get_tenant(&self, id: &str) -> Result<Option<TenantRecord>, StoreError> {
+        if !text::findable(id) {
+            return Ok(None);
+        }
         Ok(sqlx::query_as(GET_TENANT)
             .bind(id)
             .fetch_optional(&self.pool)
@@ -210,7 +225,7 @@ impl Store {
     ) -> Result<TenantRecord, StoreError> {
         limits.validate()?;
         sqlx::query_as(SET_TENANT_LIMITS)
-            .bind(id)
+            .bind(text::lossy(id).as_ref())
             .bind(limits.max_payload_bytes)
             .bind(limits.max_component_bytes)
             .bind(limits.max_timeout_ms)

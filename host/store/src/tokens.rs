@@ -14,7 +14,7 @@ use rand::TryRngCore as _;
 use sha2::{Digest, Sha256};
 
 use crate::tenants::validate_tenant_id;
-use crate::{Store, StoreError};
+use crate::{Store, StoreError, text};
 
 /// What every token starts with, so a leaked one is recognisable (secret scanners).
 pub const TOKEN_PREFIX: &str = "sluice_";
@@ -108,6 +108,7 @@ impl Store {
                     message: format!("must be 1 to 128 characters, got {n}"),
                 });
             }
+            text::check("label", label)?;
         }
         let token = mint()?;
         let record: Option<TokenRecord> = sqlx::query_as(INSERT_TOKEN)
@@ -131,6 +132,9 @@ impl Store {
 
     /// The tokens of a tenant (revoked ones too), oldest first. No secrets.
     pub async fn list_tokens(&self, tenant: &str) -> Result<Vec<TokenRecord>, StoreError> {
+        if !text::findable(tenant) {
+            return Ok(Vec::new());
+        }
         Ok(sqlx::query_as(LIST_TOKENS)
             .bind(tenant)
             .fetch_all(&self.pool)
@@ -141,7 +145,7 @@ impl Store {
     pub async fn revoke_token(&self, tenant: &str, id: i64) -> Result<TokenRecord, StoreError> {
         sqlx::query_as(REVOKE_TOKEN)
             .bind(id)
-            .bind(tenant)
+            .bind(text::lossy(tenant).as_ref())
             .fetch_optional(&self.pool)
             .await?
             .ok_or_else(|| StoreError::NotFound {

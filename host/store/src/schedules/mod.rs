@@ -16,7 +16,7 @@ pub use fire::FireReport;
 pub use slots::{CatchUp, ON_TIME_GRACE, parse_cron, parse_tz};
 
 use crate::job_types::validate_job_type_name;
-use crate::{Store, StoreError, tenants};
+use crate::{Store, StoreError, tenants, text};
 
 /// Default of [`NewSchedule::max_catch_up`].
 pub const DEFAULT_MAX_CATCH_UP: u32 = 10;
@@ -160,6 +160,7 @@ fn validate(spec: &NewSchedule) -> Result<(), StoreError> {
             format!("a schedule name must be 1 to 128 characters, got {n}"),
         ));
     }
+    text::check("name", &spec.name)?;
     validate_job_type_name(&spec.job_type)?;
     if i16::try_from(spec.priority).is_err() {
         return Err(invalid(
@@ -268,6 +269,9 @@ impl Store {
         tenant: &str,
         name: &str,
     ) -> Result<Option<ScheduleRecord>, StoreError> {
+        if !text::findable(tenant) || !text::findable(name) {
+            return Ok(None);
+        }
         Ok(sqlx::query_as(GET_SCHEDULE)
             .bind(tenant)
             .bind(name)
@@ -281,6 +285,9 @@ impl Store {
         &self,
         tenant: Option<&str>,
     ) -> Result<Vec<ScheduleRecord>, StoreError> {
+        if !tenant.is_none_or(text::findable) {
+            return Ok(Vec::new());
+        }
         Ok(sqlx::query_as(LIST_SCHEDULES)
             .bind(tenant)
             .fetch_all(&self.pool)
@@ -294,6 +301,9 @@ impl Store {
         tenant: &str,
         name: &str,
     ) -> Result<ScheduleRecord, StoreError> {
+        if !text::findable(tenant) || !text::findable(name) {
+            return Err(schedule_not_found(tenant, name));
+        }
         let row: Option<ScheduleRecord> = sqlx::query_as(PAUSE_SCHEDULE)
             .bind(tenant)
             .bind(name)
@@ -337,6 +347,9 @@ impl Store {
 
     /// Deletes a schedule and its slot records; jobs it already enqueued stay.
     pub async fn delete_schedule(&self, tenant: &str, name: &str) -> Result<(), StoreError> {
+        if !text::findable(tenant) || !text::findable(name) {
+            return Err(schedule_not_found(tenant, name));
+        }
         let deleted = sqlx::query(DELETE_SCHEDULE)
             .bind(tenant)
             .bind(name)

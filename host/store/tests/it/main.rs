@@ -7,6 +7,7 @@ mod batch;
 mod claim;
 mod common;
 mod components;
+mod edges;
 mod enqueue;
 mod fairness;
 mod idempotency;
