@@ -61,7 +61,9 @@ pub async fn serve_with(
             let mut connection = pin!(builder.serve_connection(TokioIo::new(stream), service));
             let ended = tokio::select! {
                 result = connection.as_mut() => result,
-                _ = stop.wait_for(|stopping| *stopping) => {
+                // The watch guard is dropped inside the block: it must not be held across
+                // the connection's await (it is not `Send`).
+                () = async { drop(stop.wait_for(|stopping| *stopping).await) } => {
                     // Idle connections close now; one mid-request finishes it first.
                     connection.as_mut().graceful_shutdown();
                     connection.await
