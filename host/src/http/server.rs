@@ -59,11 +59,13 @@ pub async fn serve_with(
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout);
             let mut connection = pin!(builder.serve_connection(TokioIo::new(stream), service));
+            // Ends when the server stops; the borrow guard is dropped before any await.
+            let stopping = async move {
+                let _ = stop.wait_for(|stopping| *stopping).await.map(drop);
+            };
             let ended = tokio::select! {
                 result = connection.as_mut() => result,
-                // The watch guard is dropped inside the block: it must not be held across
-                // the connection's await (it is not `Send`).
-                () = async { drop(stop.wait_for(|stopping| *stopping).await) } => {
+                () = stopping => {
                     // Idle connections close now; one mid-request finishes it first.
                     connection.as_mut().graceful_shutdown();
                     connection.await
