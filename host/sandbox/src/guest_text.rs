@@ -177,7 +177,8 @@ mod tests {
         assert_eq!(dropped as usize, long.len() - MESSAGE_BYTES);
         assert!(!lossy);
         let odd = format!("a{long}");
-        let (head, dropped, _) = read(&GuestText::from_utf8(odd.as_bytes()));
+        let text = GuestText::from_utf8(odd.as_bytes());
+        let (head, dropped, _) = read(&text);
         assert_eq!(head.len(), MESSAGE_BYTES - 1, "never splits an é");
         assert_eq!(head.len() as u64 + dropped, odd.len() as u64);
     }
@@ -198,7 +199,8 @@ mod tests {
         );
         let mut late = vec![b'x'; MESSAGE_BYTES + 10];
         late.push(0xff);
-        let (head, dropped, lossy) = read(&GuestText::from_utf8(&late));
+        let text = GuestText::from_utf8(&late);
+        let (head, dropped, lossy) = read(&text);
         assert!(lossy && !head.contains('\u{FFFD}'));
         assert_eq!(dropped, 11);
     }
