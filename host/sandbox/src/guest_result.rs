@@ -104,7 +104,7 @@ impl fmt::Display for Span {
             memory,
             align,
         } = self;
-        if ptr % align != 0 {
+        if !ptr.is_multiple_of(*align) {
             write!(f, "at {ptr:#x} is not aligned to {align} bytes")
         } else {
             let memory = human_bytes(*memory as u64);
@@ -124,7 +124,7 @@ fn slice(memory: &[u8], ptr: u32, bytes: u64, align: u32) -> Result<&[u8], Span>
         memory: memory.len(),
         align,
     };
-    if ptr % align != 0 {
+    if !ptr.is_multiple_of(align) {
         return Err(span);
     }
     let start = ptr as usize;
