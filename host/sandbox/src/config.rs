@@ -100,9 +100,10 @@ impl Limits {
 
     /// Most bytes one guest-to-host transfer may carry (wasmtime's "hostcall fuel",
     /// 128 MiB by default): the largest output or log the host would keep, plus 1 MiB for
-    /// the envelope. wasmtime refuses anything larger before the host allocates it; a
-    /// result that large is reported as `output too large`, a single log call that large
-    /// as a trap.
+    /// the envelope. wasmtime refuses a host-call argument larger than this before the host
+    /// allocates it (a single `log` call that large is a trap); `guest_result.rs` applies
+    /// the same cap to `run`'s `ok` bytes (never copied beyond it: `output too large`),
+    /// while an error message of any size is read only as far as it is kept.
     pub(crate) fn hostcall_bytes(&self) -> usize {
         let keep = self.output_bytes.max(self.log_bytes);
         usize::try_from(keep.saturating_add(MIB)).unwrap_or(usize::MAX)

@@ -13,7 +13,9 @@
 //! `config`, `engine` (Engine + epoch ticker), `guest_runtime`, `component` (cache,
 //! `TaskComponent`), `validate`, `run_signature`, `disk_cache`, `host_imports` (bindgen +
 //! `sluice:task/host`), `wasi_ctx` (denied WASI + capped pipe), `log_buffer`, `limiter`,
-//! `store` (per-attempt policy), `run` (attempt + outcome mapping), `outcome`, `error`.
+//! `store` (per-attempt policy), `run` (attempt + outcome mapping), `guest_result` (the
+//! `run` call boundary, read without trusting the guest), `guest_text` (guest error
+//! messages), `outcome`, `error`.
 //!
 //! Knows nothing about Postgres.
 
@@ -22,7 +24,9 @@ mod config;
 mod disk_cache;
 mod engine;
 mod error;
+mod guest_result;
 mod guest_runtime;
+mod guest_text;
 mod host_imports;
 mod limiter;
 mod log_buffer;

@@ -56,9 +56,11 @@ impl Outcome {
 /// Why an attempt failed. Only [`Failure::GuestFatal`] is permanent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Failure {
-    /// The guest returned `err(retry(msg))`.
+    /// The guest returned `err(retry(msg))`. The message as shown: its first 4 KiB, then
+    /// `… (N bytes dropped)`; marked when it was not valid UTF-8 or could not be read.
     GuestRetry(String),
-    /// The guest returned `err(fatal(msg))`: the job is dead at once.
+    /// The guest returned `err(fatal(msg))`: the job is dead at once, whatever the message
+    /// (shown as for `GuestRetry`).
     GuestFatal(String),
     /// The attempt ran past its wall-clock timeout (the figure is the limit).
     Timeout(Duration),
@@ -68,10 +70,12 @@ pub enum Failure {
     MemoryLimit(u64),
     /// The guest tried to grow a table past the limit (elements).
     TableLimit(u64),
-    /// The guest's result exceeded the output limit (bytes): its `ok` bytes, or an error
-    /// message too large for the host to accept.
+    /// The guest's `ok` bytes exceeded the output limit (bytes). (An oversized error
+    /// message is truncated instead, and keeps its `retry` or `fatal`.)
     OutputTooLarge(u64),
-    /// The guest trapped: `stack overflow`, `unreachable (panic)`, ...
+    /// The guest trapped: `stack overflow`, `unreachable (panic)`, ...; or broke the
+    /// canonical ABI at the `run` boundary: `invalid result from guest: result tag 7 ...`,
+    /// `invalid allocation from guest while passing the job in: ...`.
     Trap(String),
     /// The attempt was cancelled (operator or host shutdown).
     Cancelled,

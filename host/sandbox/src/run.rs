@@ -13,12 +13,10 @@ use wasmtime::{PoolConcurrencyLimitError, Store, Trap, WasmBacktrace};
 use crate::component::TaskComponent;
 use crate::config::Limits;
 use crate::engine::COMPONENT_CAPS;
-use crate::host_imports::{Job, TaskError};
+use crate::guest_result::{JobArg, Output, PassingJobIn, RunResult};
+use crate::host_imports::Job;
 use crate::outcome::{Failure, Outcome, RunReport};
 use crate::store::{HostState, Interrupt, new_store};
-
-/// Longest guest-supplied error message kept (the rest is cut, marked with `…`).
-const MAX_MESSAGE_BYTES: usize = 4096;
 
 /// The job as the guest sees it (the `job` record of the task world).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,7 +38,10 @@ pub struct JobInput {
 /// How the guarded part of an attempt ended.
 enum Ended {
     /// `run` returned (or wasmtime raised an error while calling it).
-    Called(wasmtime::Result<Result<Vec<u8>, TaskError>>),
+    Called(wasmtime::Result<RunResult>),
+    /// The instance has no `run` of the task world's type (checked when the component was
+    /// prepared, so a host bug).
+    NoRun(wasmtime::Error),
     /// Instantiation failed.
     NotInstantiated(wasmtime::Error),
     /// The deadline (plus slack) passed while the guest was blocked in a host call.
@@ -78,10 +79,23 @@ pub(crate) async fn run_attempt(
     };
     let guest = async {
         let began = Instant::now();
-        let task = component.pre().instantiate_async(&mut store).await;
+        let instance = component
+            .pre()
+            .instance_pre()
+            .instantiate_async(&mut store)
+            .await;
         instantiate_time = began.elapsed();
-        let ended = match task {
-            Ok(task) => Ended::Called(task.call_run(&mut store, &job).await),
+        let ended = match instance {
+            Ok(instance) => {
+                match instance.get_typed_func::<(JobArg<'_>,), (RunResult,)>(&mut store, "run") {
+                    Ok(run) => Ended::Called(
+                        run.call_async(&mut store, (JobArg(&job),))
+                            .await
+                            .map(|(result,)| result),
+                    ),
+                    Err(e) => Ended::NoRun(e),
+                }
+            }
             Err(e) => Ended::NotInstantiated(e),
         };
         guest_time = began.elapsed();
@@ -128,16 +142,27 @@ fn classify(ended: Ended, state: &HostState, limits: &Limits) -> Outcome {
         None => {}
     }
     let failure = match ended {
-        Ended::Called(Ok(Ok(output))) => {
-            if output.len() as u64 > limits.output_bytes {
-                Failure::OutputTooLarge(limits.output_bytes)
+        Ended::Called(Ok(RunResult::Ok(Output::Copied(output))))
+            if output.len() as u64 <= limits.output_bytes =>
+        {
+            return Outcome::Completed { output };
+        }
+        Ended::Called(Ok(RunResult::Ok(_))) => Failure::OutputTooLarge(limits.output_bytes),
+        // The tag decides: a message that is huge, not UTF-8 or unreadable is shown as
+        // such, and never turns a `fatal` into a retryable failure.
+        Ended::Called(Ok(RunResult::Err { fatal, message })) => {
+            let message = message.to_string();
+            if fatal {
+                Failure::GuestFatal(message)
             } else {
-                return Outcome::Completed { output };
+                Failure::GuestRetry(message)
             }
         }
-        Ended::Called(Ok(Err(TaskError::Retry(msg)))) => Failure::GuestRetry(cap_message(msg)),
-        Ended::Called(Ok(Err(TaskError::Fatal(msg)))) => Failure::GuestFatal(cap_message(msg)),
+        Ended::Called(Ok(RunResult::Invalid(invalid))) => {
+            Failure::Trap(format!("invalid result from guest: {invalid}"))
+        }
         Ended::Called(Err(e)) => classify_error(&e, state, limits, false),
+        Ended::NoRun(e) => Failure::Internal(format!("find `run`: {e:#}")),
         Ended::NotInstantiated(e) => classify_error(&e, state, limits, true),
         Ended::HostCancelled => Failure::Cancelled,
         Ended::HostTimeout => timeout(limits),
@@ -178,12 +203,18 @@ fn classify_error(
         // (too many instances, oversized tables, ...): its fault, and retrying won't help.
         return Failure::Trap(format!("instantiation failed: {e:#}"));
     }
+    if e.downcast_ref::<PassingJobIn>().is_some() {
+        // The guest's `cabi_realloc` returned a pointer wasmtime refused.
+        return Failure::Trap(format!(
+            "invalid allocation from guest while passing the job in: {}",
+            e.root_cause()
+        ));
+    }
     if e.downcast_ref::<WasmBacktrace>().is_none() {
-        // Raised after the guest's code returned, while wasmtime read its result
-        // (`result<list<u8>, task-error>`). What it refuses there from an SDK-built guest
-        // is a result beyond the host-call transfer cap (`Limits::hostcall_bytes`, above the
-        // output limit): an oversized output (or error message).
-        return Failure::OutputTooLarge(limits.output_bytes);
+        // Raised outside the guest's code, at the call boundary, and not while passing the
+        // job in: wasmtime refused the return pointer `run` handed back (misaligned, or its
+        // 16 bytes outside memory) before `guest_result.rs` could read what it points to.
+        return Failure::Trap(format!("invalid result from guest: {}", e.root_cause()));
     }
     // A host function refused the guest's input (e.g. more than the host-call cap in one
     // call, a bad handle); the guest's own fault, reported with wasmtime's explanation.
@@ -215,19 +246,6 @@ fn trap_kind(trap: Trap) -> String {
             text.strip_prefix("wasm trap: ").unwrap_or(&text).to_owned()
         }
     }
-}
-
-/// Guest messages end up in `last_error`; keep them bounded.
-fn cap_message(mut msg: String) -> String {
-    if msg.len() > MAX_MESSAGE_BYTES {
-        let mut cut = MAX_MESSAGE_BYTES;
-        while !msg.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        msg.truncate(cut);
-        msg.push('…');
-    }
-    msg
 }
 
 fn report(
@@ -277,15 +295,6 @@ pub(crate) fn failed_before_start(failure: Failure, elapsed: Duration) -> RunRep
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn messages_are_capped_on_char_boundaries() {
-        let long = "é".repeat(MAX_MESSAGE_BYTES);
-        let capped = cap_message(long);
-        assert!(capped.len() <= MAX_MESSAGE_BYTES + '…'.len_utf8());
-        assert!(capped.ends_with('…'));
-        assert_eq!(cap_message("short".into()), "short");
-    }
 
     #[test]
     fn trap_kinds_are_named() {
