@@ -150,6 +150,9 @@ fn invalid(field: &'static str, message: String) -> StoreError {
 }
 
 /// Everything about a new schedule that can be checked without the database.
+/// The longest cron expression stored (`schedules_cron_length`, migration 0006).
+const MAX_CRON_CHARS: usize = 256;
+
 fn validate(spec: &NewSchedule) -> Result<(), StoreError> {
     tenants::validate_tenant_id(&spec.tenant)
         .map_err(|_| StoreError::UnknownTenant(spec.tenant.clone()))?;
@@ -179,6 +182,15 @@ fn validate(spec: &NewSchedule) -> Result<(), StoreError> {
         return Err(invalid(
             "max_attempts",
             format!("must be at least 1 (1 means never retried), got {n}"),
+        ));
+    }
+    // The stored (trimmed) expression is held to 1..=256 characters by a CHECK: say so
+    // here, naming the field, rather than let the insert fail.
+    let cron_chars = spec.cron.trim().chars().count();
+    if cron_chars == 0 || cron_chars > MAX_CRON_CHARS {
+        return Err(invalid(
+            "cron",
+            format!("a cron expression must be 1 to {MAX_CRON_CHARS} characters, got {cron_chars}"),
         ));
     }
     if spec.max_catch_up < 1 || spec.max_catch_up > 100_000 {

@@ -75,6 +75,15 @@ async fn bad_schedules_are_refused_naming_the_problem(pool: PgPool) {
             .unwrap_err(),
     );
     assert!(err.contains("never matches"), "{err}");
+    // An expression longer than the stored column allows (every minute listed, twice):
+    // refused by name before the insert, not by the table's CHECK.
+    let minutes = (0..60).map(|m| m.to_string()).collect::<Vec<_>>().join(",");
+    let long = format!("{minutes},{minutes} * * * *");
+    let err = message(store.create_schedule(&every("a", &long)).await.unwrap_err());
+    assert!(
+        err.contains("invalid cron") && err.contains("1 to 256 characters"),
+        "{err}"
+    );
 
     let mut spec = every("a", "*/5 * * * *");
     spec.tz = "Mars/Olympus".into();
