@@ -81,7 +81,10 @@ pub struct AllowEntry {
 
 /// Lowercases, strips one trailing dot and the brackets of an IPv6 literal.
 pub(crate) fn normalise_host(host: &str) -> String {
-    let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
     let host = host.strip_suffix('.').unwrap_or(host);
     host.to_ascii_lowercase()
 }
@@ -120,17 +123,23 @@ impl AllowEntry {
 
     /// Like [`AllowEntry::parse`], but an IP literal inside a network the operator opened
     /// is accepted (e.g. `http://127.0.0.1:8080` with `127.0.0.0/8` open).
-    pub fn parse_with(entry: &str, networks: &NetworkPolicy) -> Result<AllowEntry, AllowEntryError> {
+    pub fn parse_with(
+        entry: &str,
+        networks: &NetworkPolicy,
+    ) -> Result<AllowEntry, AllowEntryError> {
         let fail = |problem: String| AllowEntryError {
             entry: entry.to_string(),
             problem,
         };
         let trimmed = entry.trim();
-        let (scheme, rest) = trimmed
-            .split_once("://")
-            .ok_or_else(|| fail("missing `scheme://` (expected e.g. https://api.example.com)".into()))?;
-        let scheme = Scheme::parse(scheme)
-            .ok_or_else(|| fail(format!("scheme `{scheme}` is not supported (use http or https)")))?;
+        let (scheme, rest) = trimmed.split_once("://").ok_or_else(|| {
+            fail("missing `scheme://` (expected e.g. https://api.example.com)".into())
+        })?;
+        let scheme = Scheme::parse(scheme).ok_or_else(|| {
+            fail(format!(
+                "scheme `{scheme}` is not supported (use http or https)"
+            ))
+        })?;
         // A single trailing `/` is tolerated (as Spin does); anything else after the authority is not.
         let rest = rest.strip_suffix('/').unwrap_or(rest);
         for (c, what) in [('/', "a path"), ('?', "a query"), ('#', "a fragment")] {
@@ -145,7 +154,8 @@ impl AllowEntry {
         }
         if !rest.is_ascii() {
             return Err(fail(
-                "the host is not ASCII; write an internationalised name in punycode (xn--...)".into(),
+                "the host is not ASCII; write an internationalised name in punycode (xn--...)"
+                    .into(),
             ));
         }
         let (host, port) = split_host_port(rest).map_err(fail)?;
@@ -220,7 +230,9 @@ fn split_host_port(authority: &str) -> Result<(&str, Option<&str>), String> {
     match authority.rsplit_once(':') {
         Some((host, port)) => {
             if host.contains(':') {
-                return Err("an IPv6 literal must be written in brackets, e.g. [2606:4700::1111]".into());
+                return Err(
+                    "an IPv6 literal must be written in brackets, e.g. [2606:4700::1111]".into(),
+                );
             }
             Ok((host, Some(port)))
         }

@@ -15,13 +15,25 @@ fn good_entries_parse_to_their_canonical_form() {
         ("http://api.example.com", "http://api.example.com:80"),
         ("HTTPS://API.Example.COM.", "https://api.example.com:443"),
         ("https://api.example.com/", "https://api.example.com:443"),
-        ("https://api.example.com:8443", "https://api.example.com:8443"),
+        (
+            "https://api.example.com:8443",
+            "https://api.example.com:8443",
+        ),
         ("http://*.example.com", "http://*.example.com:80"),
         ("https://*.Example.com:9000", "https://*.example.com:9000"),
         ("https://1.1.1.1", "https://1.1.1.1:443"),
-        ("http://[2606:4700::1111]:8080", "http://[2606:4700::1111]:8080"),
-        ("https://under_score.example.com", "https://under_score.example.com:443"),
-        ("https://xn--bcher-kva.example", "https://xn--bcher-kva.example:443"),
+        (
+            "http://[2606:4700::1111]:8080",
+            "http://[2606:4700::1111]:8080",
+        ),
+        (
+            "https://under_score.example.com",
+            "https://under_score.example.com:443",
+        ),
+        (
+            "https://xn--bcher-kva.example",
+            "https://xn--bcher-kva.example:443",
+        ),
         ("http://localhost:3001", "http://localhost:3001"),
         ("http://2130706433", "http://2130706433:80"),
         ("https://x:65535", "https://x:65535"),
@@ -58,8 +70,14 @@ fn malformed_entries_are_refused_naming_entry_and_problem() {
         ("https://api.example.com:*", "not a number"),
         ("https://api..example.com", "empty label"),
         ("https://-api.example.com", "starts or ends"),
-        ("https://127.0.0.1", "forbidden address (loopback 127.0.0.0/8)"),
-        ("http://10.0.0.1:8080", "forbidden address (private 10.0.0.0/8)"),
+        (
+            "https://127.0.0.1",
+            "forbidden address (loopback 127.0.0.0/8)",
+        ),
+        (
+            "http://10.0.0.1:8080",
+            "forbidden address (private 10.0.0.0/8)",
+        ),
         ("http://169.254.169.254", "forbidden address"),
         ("http://[::1]", "forbidden address (loopback ::1/128)"),
         ("http://[::ffff:127.0.0.1]", "via IPv4-mapped"),
@@ -115,7 +133,11 @@ fn a_wildcard_matches_subdomains_not_the_apex() {
 
 #[test]
 fn ip_literals_match_only_ip_entries() {
-    let l = list(&["https://1.1.1.1", "https://[2606:4700::1111]", "https://*.1.1"]);
+    let l = list(&[
+        "https://1.1.1.1",
+        "https://[2606:4700::1111]",
+        "https://*.1.1",
+    ]);
     assert!(l.permits("https", "1.1.1.1", 443));
     assert!(l.permits("https", "[2606:4700::1111]", 443));
     assert!(l.permits("https", "2606:4700:0::1111", 443));
@@ -151,7 +173,11 @@ fn check_names_the_reason() {
 
 #[test]
 fn coverage_and_narrowing() {
-    let bound = list(&["https://*.example.com", "https://api.other.com", "http://1.1.1.1:8080"]);
+    let bound = list(&[
+        "https://*.example.com",
+        "https://api.other.com",
+        "http://1.1.1.1:8080",
+    ]);
     assert!(entry("https://a.example.com").is_covered_by(&entry("https://*.example.com")));
     assert!(entry("https://*.a.example.com").is_covered_by(&entry("https://*.example.com")));
     assert!(entry("https://*.example.com").is_covered_by(&entry("https://*.example.com")));
@@ -162,15 +188,27 @@ fn coverage_and_narrowing() {
     assert!(entry("https://a.example.com:443").is_covered_by(&entry("https://*.example.com")));
 
     assert_eq!(
-        list(&["https://x.example.com", "https://api.other.com:443", "http://1.1.1.1:8080"])
-            .check_within(&bound),
+        list(&[
+            "https://x.example.com",
+            "https://api.other.com:443",
+            "http://1.1.1.1:8080"
+        ])
+        .check_within(&bound),
         Ok(())
     );
     assert_eq!(AllowList::deny_all().check_within(&bound), Ok(()));
-    let err = list(&["https://x.example.com", "https://evil.com", "https://example.com"])
-        .check_within(&bound)
-        .unwrap_err();
+    let err = list(&[
+        "https://x.example.com",
+        "https://evil.com",
+        "https://example.com",
+    ])
+    .check_within(&bound)
+    .unwrap_err();
     assert_eq!(err.entry, "https://evil.com:443");
     assert!(err.to_string().contains("`https://evil.com:443`"));
-    assert!(list(&["https://a.b"]).check_within(&AllowList::deny_all()).is_err());
+    assert!(
+        list(&["https://a.b"])
+            .check_within(&AllowList::deny_all())
+            .is_err()
+    );
 }

@@ -196,7 +196,8 @@ impl Body for ResponseBody {
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(Some(Err(e))) => {
-                let err = crate::connector::map_hyper_error(&this.host, &e, ReadPhase::BetweenBytes);
+                let err =
+                    crate::connector::map_hyper_error(&this.host, &e, ReadPhase::BetweenBytes);
                 this.fail(err)
             }
             Poll::Ready(None) => {

@@ -190,7 +190,12 @@ impl Connector {
         }
         let addrs = self.vetted_addrs(&t, limits, deadline).await?;
 
-        let connect = clamp(timeouts.connect, limits.connect_timeout, deadline, Instant::now());
+        let connect = clamp(
+            timeouts.connect,
+            limits.connect_timeout,
+            deadline,
+            Instant::now(),
+        );
         if connect.is_zero() {
             return Err(EgressError::ConnectionTimeout { host: t.host });
         }
@@ -226,7 +231,12 @@ impl Connector {
         let body = CappedRequestBody::new(body, cap, exceeded.clone());
         let req = Request::from_parts(parts, body);
 
-        let first_byte = clamp(timeouts.first_byte, limits.first_byte_timeout, deadline, Instant::now());
+        let first_byte = clamp(
+            timeouts.first_byte,
+            limits.first_byte_timeout,
+            deadline,
+            Instant::now(),
+        );
         let first_byte_deadline = Instant::now() + first_byte;
         let mut conn = Box::pin(conn);
         let mut conn_done = false;
@@ -382,7 +392,10 @@ impl Connector {
         let name = match t.ip {
             Some(ip) => ServerName::IpAddress(ip.into()),
             None => ServerName::try_from(t.host.clone()).map_err(|e| {
-                EgressError::HttpRequestUriInvalid(format!("`{}` is not a TLS server name: {e}", t.host))
+                EgressError::HttpRequestUriInvalid(format!(
+                    "`{}` is not a TLS server name: {e}",
+                    t.host
+                ))
             })?,
         };
         timeout_at(connect_deadline, self.tls.connect(name, tcp))
@@ -416,7 +429,9 @@ async fn connect_any(
         }
     }
     let Some((addr, e)) = last else {
-        return Err(EgressError::InternalError("no address to connect to".into()));
+        return Err(EgressError::InternalError(
+            "no address to connect to".into(),
+        ));
     };
     use std::io::ErrorKind::*;
     Err(match e.kind() {

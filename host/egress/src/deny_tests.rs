@@ -112,7 +112,12 @@ fn svix_cases() {
     for addr in denied {
         assert!(deny_rule(ip(addr)).is_some(), "{addr} should be denied");
     }
-    for addr in ["1.1.1.1", "8.8.8.8", "2001:4860:4860::8888", "::ffff:8.8.8.8"] {
+    for addr in [
+        "1.1.1.1",
+        "8.8.8.8",
+        "2001:4860:4860::8888",
+        "::ffff:8.8.8.8",
+    ] {
         assert!(deny_rule(ip(addr)).is_none(), "{addr} should be allowed");
     }
 }

@@ -53,7 +53,9 @@ impl Resolver for StaticResolver {
             .names
             .get(&host.to_ascii_lowercase())
             .map(|ips| ips.iter().map(|ip| SocketAddr::new(*ip, port)).collect())
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("no such name `{host}`")));
+            .ok_or_else(|| {
+                io::Error::new(io::ErrorKind::NotFound, format!("no such name `{host}`"))
+            });
         Box::pin(std::future::ready(found))
     }
 }

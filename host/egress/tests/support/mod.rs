@@ -171,7 +171,10 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
         return;
     }
     let mut rest = buf[head_end..].to_vec();
-    if let Some(len) = rec.header("content-length").and_then(|v| v.parse::<usize>().ok()) {
+    if let Some(len) = rec
+        .header("content-length")
+        .and_then(|v| v.parse::<usize>().ok())
+    {
         while rest.len() < len {
             let mut chunk = [0u8; 4096];
             match s.read(&mut chunk).await {
