@@ -563,3 +563,81 @@ async fn an_unknown_name_is_a_dns_error() {
         .await);
     assert!(matches!(e, EgressError::DnsError { .. }), "{e}");
 }
+
+#[tokio::test]
+async fn a_body_over_the_cap_mid_stream_closes_the_connection() {
+    let server = TestServer::start(Reply::Stall {
+        len: 100_000,
+        sent: 5_000,
+    })
+    .await;
+    let c = connector(&[LOOPBACK], api_test(), vec![]);
+    let mut g = grant(&[format!("http://api.test:{}", server.port())]);
+    g.limits.max_response_body_bytes = 1000;
+    let url = format!("http://api.test:{}/", server.port());
+    let (_, _, body) = read_all(
+        c.send(get(&url), &g, soon(), RequestTimeouts::default())
+            .await,
+    )
+    .await;
+    assert!(matches!(
+        body.unwrap_err(),
+        EgressError::HttpResponseBodySize(1000)
+    ));
+    tokio::time::timeout(Duration::from_secs(2), server.client_closed.notified())
+        .await
+        .expect("the server should see the connection closed");
+}
+
+#[tokio::test]
+async fn the_attempt_deadline_also_ends_the_response_body() {
+    let server = TestServer::start(Reply::Stall { len: 100, sent: 10 }).await;
+    let c = connector(&[LOOPBACK], api_test(), vec![]);
+    let g = grant(&[format!("http://api.test:{}", server.port())]);
+    let url = format!("http://api.test:{}/", server.port());
+    let started = Instant::now();
+    let deadline = started + Duration::from_millis(400);
+    let (status, _, body) = read_all(
+        c.send(get(&url), &g, deadline, RequestTimeouts::default())
+            .await,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let e = body.unwrap_err();
+    assert!(
+        matches!(
+            e,
+            EgressError::ConnectionReadTimeout {
+                phase: ReadPhase::Deadline | ReadPhase::BetweenBytes,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(started.elapsed() < Duration::from_millis(1500));
+    tokio::time::timeout(Duration::from_secs(2), server.client_closed.notified())
+        .await
+        .expect("the server should see the connection closed");
+}
+
+fn assert_send<T: Send>(_: &T) {}
+fn assert_send_sync<T: Send + Sync>() {}
+
+#[test]
+fn the_connector_fits_wasmtime_hooks() {
+    // `WasiHttpHooks::send_request` returns `Box<dyn Future + Send>`: the send future,
+    // the body and the io future must all be Send.
+    assert_send_sync::<Connector>();
+    fn body_is_send<T: Send + 'static>() {}
+    body_is_send::<ResponseBody>();
+    body_is_send::<IoFuture>();
+    let c = Connector::new(ConnectorConfig::default()).unwrap();
+    let g = Grant::default();
+    let fut = c.send(
+        get("http://example.com/"),
+        &g,
+        Instant::now(),
+        RequestTimeouts::default(),
+    );
+    assert_send(&fut);
+}
