@@ -1,0 +1,150 @@
+//! The errors of one outbound request. Each [`EgressError`] variant maps onto exactly one
+//! `wasi:http/types.error-code` (see [`EgressError::error_code`]); the sandbox translates
+//! them one-to-one, webhooks log them. This module only describes failures: it decides
+//! nothing and does no I/O.
+
+use std::net::{IpAddr, SocketAddr};
+
+use crate::deny::DenyRule;
+
+/// Why the policy refused a request before any network activity.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DenyReason {
+    /// The URL's scheme is neither `http` nor `https`.
+    #[error("scheme `{0}` is not supported (only http and https)")]
+    UnsupportedScheme(String),
+    /// No allow-list entry names this host (for this scheme).
+    #[error("host `{host}` is not on the allow list for {scheme}")]
+    HostNotListed { scheme: String, host: String },
+    /// An entry names the host, but not on this port.
+    #[error("port {port} of `{host}` is not on the allow list for {scheme}")]
+    PortNotListed {
+        scheme: String,
+        host: String,
+        port: u16,
+    },
+    /// The job type's list permits it but the tenant's bound (set by the operator) does not.
+    #[error("`{scheme}://{host}:{port}` is outside the tenant's egress bound")]
+    OutsideBound {
+        scheme: String,
+        host: String,
+        port: u16,
+    },
+}
+
+/// Which read deadline expired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadPhase {
+    /// Waiting for the response head after the request was sent.
+    FirstByte,
+    /// Waiting for the next chunk of the response body.
+    BetweenBytes,
+    /// The attempt's absolute deadline passed while the response was in flight.
+    Deadline,
+}
+
+impl std::fmt::Display for ReadPhase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ReadPhase::FirstByte => "first byte",
+            ReadPhase::BetweenBytes => "between bytes",
+            ReadPhase::Deadline => "attempt deadline",
+        })
+    }
+}
+
+/// A failed outbound request. Display text names the destination and, for refusals,
+/// the rule, so it can go straight into an attempt's log line.
+#[derive(Debug, thiserror::Error)]
+pub enum EgressError {
+    /// `HTTP-request-denied`: the allow list (or the tenant bound) refused the URL.
+    #[error("egress denied: {0}")]
+    HttpRequestDenied(DenyReason),
+    /// `destination-IP-prohibited`: every address of the destination is on the deny list.
+    #[error("egress denied: `{host}` -> {addr} is prohibited ({rule})")]
+    DestinationIpProhibited {
+        host: String,
+        addr: IpAddr,
+        rule: DenyRule,
+    },
+    /// `destination-IP-unroutable`: the network or host is unreachable.
+    #[error("{addr} is unroutable: {detail}")]
+    DestinationIpUnroutable { addr: SocketAddr, detail: String },
+    /// `DNS-timeout`.
+    #[error("DNS lookup of `{host}` timed out")]
+    DnsTimeout { host: String },
+    /// `DNS-error`: the name did not resolve (or resolved to nothing).
+    #[error("DNS lookup of `{host}` failed: {detail}")]
+    DnsError { host: String, detail: String },
+    /// `connection-refused`.
+    #[error("connection to {addr} refused")]
+    ConnectionRefused { addr: SocketAddr },
+    /// `connection-timeout`: connect/TLS/handshake did not finish in time, or no time was left.
+    #[error("connecting to `{host}` timed out")]
+    ConnectionTimeout { host: String },
+    /// `connection-read-timeout`: first byte, between bytes, or the attempt deadline.
+    #[error("reading from `{host}` timed out ({phase})")]
+    ConnectionReadTimeout { host: String, phase: ReadPhase },
+    /// `connection-terminated`: the peer closed or reset the connection mid-exchange.
+    #[error("connection to `{host}` terminated: {detail}")]
+    ConnectionTerminated { host: String, detail: String },
+    /// `HTTP-request-URI-invalid`.
+    #[error("invalid request URI: {0}")]
+    HttpRequestUriInvalid(String),
+    /// `HTTP-request-body-size`: the request body exceeds the grant's cap (bytes).
+    #[error("request body exceeds the {cap}-byte limit")]
+    HttpRequestBodySize { cap: u64 },
+    /// `HTTP-response-body-size`: the response body exceeded this cap (bytes).
+    #[error("response body exceeds the {0}-byte limit")]
+    HttpResponseBodySize(u64),
+    /// `TLS-certificate-error`: the server's certificate is not valid for the URL's host.
+    #[error("TLS certificate of `{host}` rejected: {detail}")]
+    TlsCertificateError { host: String, detail: String },
+    /// `TLS-protocol-error`.
+    #[error("TLS with `{host}` failed: {detail}")]
+    TlsProtocolError { host: String, detail: String },
+    /// `HTTP-protocol-error`: the peer spoke malformed HTTP/1.
+    #[error("HTTP protocol error with `{host}`: {detail}")]
+    HttpProtocolError { host: String, detail: String },
+    /// `internal-error`.
+    #[error("internal egress error: {0}")]
+    InternalError(String),
+}
+
+impl EgressError {
+    /// The metrics label: `denied` (the policy or a cap refused it), `timeout`, or `error`.
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            EgressError::HttpRequestDenied(_)
+            | EgressError::DestinationIpProhibited { .. }
+            | EgressError::HttpRequestBodySize { .. }
+            | EgressError::HttpResponseBodySize(_) => "denied",
+            EgressError::DnsTimeout { .. }
+            | EgressError::ConnectionTimeout { .. }
+            | EgressError::ConnectionReadTimeout { .. } => "timeout",
+            _ => "error",
+        }
+    }
+
+    /// The name of the `wasi:http/types.error-code` case this variant becomes.
+    pub fn error_code(&self) -> &'static str {
+        match self {
+            EgressError::HttpRequestDenied(_) => "HTTP-request-denied",
+            EgressError::DestinationIpProhibited { .. } => "destination-IP-prohibited",
+            EgressError::DestinationIpUnroutable { .. } => "destination-IP-unroutable",
+            EgressError::DnsTimeout { .. } => "DNS-timeout",
+            EgressError::DnsError { .. } => "DNS-error",
+            EgressError::ConnectionRefused { .. } => "connection-refused",
+            EgressError::ConnectionTimeout { .. } => "connection-timeout",
+            EgressError::ConnectionReadTimeout { .. } => "connection-read-timeout",
+            EgressError::ConnectionTerminated { .. } => "connection-terminated",
+            EgressError::HttpRequestUriInvalid(_) => "HTTP-request-URI-invalid",
+            EgressError::HttpRequestBodySize { .. } => "HTTP-request-body-size",
+            EgressError::HttpResponseBodySize(_) => "HTTP-response-body-size",
+            EgressError::TlsCertificateError { .. } => "TLS-certificate-error",
+            EgressError::TlsProtocolError { .. } => "TLS-protocol-error",
+            EgressError::HttpProtocolError { .. } => "HTTP-protocol-error",
+            EgressError::InternalError(_) => "internal-error",
+        }
+    }
+}
