@@ -264,6 +264,19 @@ impl Connector {
             return Err(EgressError::HttpRequestBodySize { cap });
         }
         let response = result.map_err(|e| map_hyper_error(&t.host, &e, ReadPhase::FirstByte))?;
+        // A body declared larger than the cap is refused with the head, before any of it
+        // is read: the caller then sees the size error on the response itself (a cap hit
+        // while streaming an undeclared length surfaces from the body instead, which
+        // wasi:http 0.2 reports to a guest only as an I/O error with this text).
+        let declared = response
+            .headers()
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > limits.max_response_body_bytes) {
+            return Err(EgressError::HttpResponseBodySize(
+                limits.max_response_body_bytes,
+            ));
+        }
 
         let between = clamp(
             timeouts.between_bytes,

@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::{Component, Linker};
 
+use crate::contract::Contract;
 use crate::disk_cache::{DiskCache, Lookup};
 use crate::error::SandboxError;
 use crate::host_imports::TaskPre;
@@ -37,6 +38,8 @@ pub struct ComponentInfo {
     pub imports: Vec<String>,
     /// Names the component exports (`run` among them).
     pub exports: Vec<String>,
+    /// The lowest task contract that provides every import (see `wit/README.md`).
+    pub contract: Contract,
     /// Time Cranelift took to compile it.
     pub compile_time: Duration,
 }
@@ -59,6 +62,7 @@ pub struct TaskComponent {
 
 struct Prepared {
     sha256: String,
+    contract: Contract,
     pre: TaskPre<HostState>,
     origin: Origin,
     prepare_time: Duration,
@@ -68,6 +72,11 @@ impl TaskComponent {
     /// sha256 of the component's bytes (lowercase hex).
     pub fn sha256(&self) -> &str {
         &self.inner.sha256
+    }
+
+    /// The task contract its imports need.
+    pub fn contract(&self) -> Contract {
+        self.inner.contract
     }
 
     /// Whether this host compiled it or loaded it from its disk cache.
@@ -151,6 +160,7 @@ impl ComponentCache {
         engine: &Engine,
         linker: &Linker<HostState>,
         max_memory_bytes: u64,
+        max_contract: Contract,
         sha256: &str,
         bytes: &[u8],
     ) -> Result<TaskComponent, SandboxError> {
@@ -173,10 +183,12 @@ impl ComponentCache {
         }
         validate::check_header(bytes, usize::MAX)?;
         let (component, origin) = self.load_or_compile(engine, &digest, bytes)?;
-        let (pre, _) = validate::check_component(engine, linker, &component, max_memory_bytes)?;
+        let (pre, surface) =
+            validate::check_component(engine, linker, &component, max_memory_bytes, max_contract)?;
         let ready = TaskComponent {
             inner: Arc::new(Prepared {
                 sha256: key,
+                contract: surface.contract,
                 pre,
                 origin,
                 prepare_time: start.elapsed(),

@@ -7,6 +7,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use sluice_egress::NetworkPolicy;
+
+use crate::contract::Contract;
+
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
 
@@ -30,6 +34,22 @@ pub struct SandboxConfig {
     pub max_table_elements: u64,
     /// Wasm stack available to a guest before it traps with a stack overflow.
     pub max_wasm_stack: usize,
+    /// The newest task contract this host runs (default: the newest it implements). A
+    /// host limited to 0.1 refuses 0.2 components and links none of 0.2's imports: it
+    /// stands for an older host in a rolling deploy.
+    pub max_contract: Contract,
+    /// Outbound HTTP (contract 0.2): what the host's one connector may reach beyond the
+    /// job types' allow lists.
+    pub egress: EgressConfig,
+}
+
+/// The host's egress settings (the allow lists are per job type, not here).
+#[derive(Clone, Debug, Default)]
+pub struct EgressConfig {
+    /// Networks the operator opened despite the deny list (`--egress-allow-network`).
+    pub networks: NetworkPolicy,
+    /// Root CAs trusted beside the built-in web roots, PEM (`--egress-ca-file`).
+    pub extra_root_certs_pem: Vec<u8>,
 }
 
 impl Default for SandboxConfig {
@@ -43,6 +63,8 @@ impl Default for SandboxConfig {
             max_memory_bytes: 1024 * MIB,
             max_table_elements: 100_000,
             max_wasm_stack: 512 * KIB as usize,
+            max_contract: Contract::NEWEST,
+            egress: EgressConfig::default(),
         }
     }
 }

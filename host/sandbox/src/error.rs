@@ -5,6 +5,7 @@
 //! wrong and, where there is one, the fix. Must not carry wasmtime types (callers do not
 //! depend on wasmtime); wasmtime's own explanation is kept as text in `detail` fields.
 
+use crate::contract::Contract;
 use crate::outcome::human_bytes;
 
 /// Why a component is refused at upload (or when a host prepares it).
@@ -58,11 +59,26 @@ pub enum ValidationError {
     /// The component imports something the host does not provide.
     #[error(
         "component imports `{name}`, which the host does not provide (tasks may import \
-         sluice:task/host and WASI 0.2 clocks, random, cli, io, filesystem and sockets)"
+         sluice:task/host, wasi:http/outgoing-handler (contract 0.2) and WASI 0.2 clocks, \
+         random, cli, io, filesystem and sockets)"
     )]
     UnsupportedImport {
         /// The import's name.
         name: String,
+    },
+    /// The component needs a newer contract than this host runs (a host started with
+    /// `--max-contract`, or an older build during a rolling deploy).
+    #[error(
+        "component needs task contract {needs} (it imports `{import}`), but this host runs \
+         contracts up to {supported}"
+    )]
+    ContractUnsupported {
+        /// The contract its imports need.
+        needs: Contract,
+        /// An import that needs it.
+        import: String,
+        /// The newest contract this host runs.
+        supported: Contract,
     },
     /// The imports are provided by name but their types do not match the host's.
     #[error("component imports do not match what the host provides: {detail}")]

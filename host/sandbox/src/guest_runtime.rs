@@ -25,6 +25,8 @@ impl GuestRuntime {
             .worker_threads(threads.max(1))
             .thread_name("sluice-guest")
             .enable_time()
+            // Guests' outbound HTTP (contract 0.2) runs its sockets here.
+            .enable_io()
             .build()
             .context("build the guest runtime")?;
         Ok(GuestRuntime {

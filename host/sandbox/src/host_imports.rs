@@ -1,14 +1,18 @@
-//! The host side of the task world: bindings generated from `wit/task.wit`, the
-//! `sluice:task/host` interface (`log` into the attempt's capped log, `cancelled` from the
-//! attempt's token), and the one function that fills a [`Linker`] with everything a task
-//! may import (that interface plus the denied-by-default WASI of `wasi_ctx.rs`).
+//! The host side of the task worlds: bindings generated from `wit/task.wit`
+//! (`sluice:task@0.1.0`) and `wit/v0.2/` (`sluice:task@0.2.0`), the `sluice:task/host`
+//! interface of both (`log` into the attempt's capped log, `cancelled` from the attempt's
+//! token), and the one function that fills a [`Linker`] with everything a task of each
+//! contract the host runs may import: that interface, the denied-by-default WASI of
+//! `wasi_ctx.rs`, and from 0.2 `wasi:http` (sent through `egress_hooks.rs`).
 //!
-//! Must not grant capabilities beyond the WIT contract. Host functions never trap on guest
-//! input: logs past the cap are dropped, never an error. (wasmtime itself refuses a single
-//! transfer above the host-call cap, `Limits::hostcall_bytes`, before this code runs.)
+//! Must not grant capabilities beyond the WIT contracts. Host functions never trap on
+//! guest input: logs past the cap are dropped, never an error. (wasmtime itself refuses a
+//! single transfer above the host-call cap, `Limits::hostcall_bytes`, before this code
+//! runs.)
 
 use wasmtime::component::{HasSelf, Linker};
 
+use crate::contract::Contract;
 use crate::store::HostState;
 
 wasmtime::component::bindgen!({
@@ -17,18 +21,45 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
-use self::sluice::task::host::Level;
+/// `sluice:task@0.2.0`. Only its imports are linked from here: its world's `run` export
+/// has exactly 0.1's type, so one [`TaskPre`] checks and calls both.
+mod v0_2 {
+    wasmtime::component::bindgen!({
+        path: "../../wit/v0.2",
+        world: "task",
+        require_store_data_send: true,
+        with: {
+            "wasi:http": wasmtime_wasi_http::p2::bindings::http,
+            "wasi:io": wasmtime_wasi::p2::bindings::io,
+        },
+    });
+}
 
-/// Adds every import a task may use to `linker`.
-pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+/// Adds every import a task of a contract up to `max` may use to `linker`.
+pub(crate) fn add_to_linker(linker: &mut Linker<HostState>, max: Contract) -> wasmtime::Result<()> {
     wasmtime_wasi::p2::add_to_linker_async(linker)?;
     Task::add_to_linker::<HostState, HasSelf<HostState>>(linker, |state| state)?;
+    if max >= Contract::V0_2 {
+        v0_2::sluice::task::host::add_to_linker::<HostState, HasSelf<HostState>>(
+            linker,
+            |state| state,
+        )?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
+    }
     Ok(())
 }
 
 impl sluice::task::host::Host for HostState {
-    fn log(&mut self, level: Level, message: String) {
-        self.logs.line(level_name(level), &message);
+    fn log(&mut self, level: sluice::task::host::Level, message: String) {
+        use sluice::task::host::Level;
+        let name = match level {
+            Level::Trace => "TRACE",
+            Level::Debug => "DEBUG",
+            Level::Info => "INFO",
+            Level::Warn => "WARN",
+            Level::Error => "ERROR",
+        };
+        self.logs.line(name, &message);
     }
 
     fn cancelled(&mut self) -> bool {
@@ -36,12 +67,20 @@ impl sluice::task::host::Host for HostState {
     }
 }
 
-fn level_name(level: Level) -> &'static str {
-    match level {
-        Level::Trace => "TRACE",
-        Level::Debug => "DEBUG",
-        Level::Info => "INFO",
-        Level::Warn => "WARN",
-        Level::Error => "ERROR",
+impl v0_2::sluice::task::host::Host for HostState {
+    fn log(&mut self, level: v0_2::sluice::task::host::Level, message: String) {
+        use v0_2::sluice::task::host::Level;
+        let name = match level {
+            Level::Trace => "TRACE",
+            Level::Debug => "DEBUG",
+            Level::Info => "INFO",
+            Level::Warn => "WARN",
+            Level::Error => "ERROR",
+        };
+        self.logs.line(name, &message);
+    }
+
+    fn cancelled(&mut self) -> bool {
+        self.cancel.is_cancelled()
     }
 }

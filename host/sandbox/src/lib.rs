@@ -12,7 +12,9 @@
 //! Module map (each file says what it owns and must not do): `sandbox` (front door),
 //! `config`, `engine` (Engine + epoch ticker), `guest_runtime`, `component` (cache,
 //! `TaskComponent`), `validate`, `run_signature`, `disk_cache`, `host_imports` (bindgen +
-//! `sluice:task/host`), `wasi_ctx` (denied WASI + capped pipe), `log_buffer`, `limiter`,
+//! `sluice:task/host` of each contract), `contract` (versions, found from imports),
+//! `egress_hooks` (wasi:http through the one egress connector), `wasi_ctx` (denied WASI,
+//! capped pipe), `log_buffer`, `limiter`,
 //! `store` (per-attempt policy), `run` (attempt + outcome mapping), `guest_result` (the
 //! `run` call boundary, read without trusting the guest), `guest_text` (guest error
 //! messages), `outcome`, `error`.
@@ -21,7 +23,9 @@
 
 mod component;
 mod config;
+mod contract;
 mod disk_cache;
+mod egress_hooks;
 mod engine;
 mod error;
 mod guest_result;
@@ -39,9 +43,12 @@ mod validate;
 mod wasi_ctx;
 
 pub use component::{CacheStats, ComponentInfo, Origin, TaskComponent, sha256_hex};
-pub use config::{Limits, SandboxConfig};
+pub use config::{EgressConfig, Limits, SandboxConfig};
+pub use contract::{Contract, UnknownContract};
+pub use egress_hooks::{HttpCall, HttpCalls, HttpGrant};
 pub use error::{SandboxError, ValidationError};
 pub use outcome::{Failure, Outcome, RunReport};
 pub use run::JobInput;
 pub use sandbox::Sandbox;
+pub use sluice_egress;
 pub use tokio_util::sync::CancellationToken;

@@ -6,6 +6,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::egress_hooks::HttpCalls;
+
 /// Everything the worker needs to record one attempt.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunReport {
@@ -29,6 +31,8 @@ pub struct RunReport {
     pub guest_time: Duration,
     /// Peak linear memory of the instance, summed over its memories.
     pub peak_memory_bytes: u64,
+    /// The attempt's outbound HTTP requests (empty for tasks that make none).
+    pub http: HttpCalls,
 }
 
 /// How an attempt ended.

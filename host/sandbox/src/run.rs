@@ -12,11 +12,12 @@ use wasmtime::{PoolConcurrencyLimitError, Store, Trap, WasmBacktrace};
 
 use crate::component::TaskComponent;
 use crate::config::Limits;
+use crate::egress_hooks::HttpCalls;
 use crate::engine::COMPONENT_CAPS;
 use crate::guest_result::{JobArg, Output, PassingJobIn, RunResult};
 use crate::host_imports::Job;
 use crate::outcome::{Failure, Outcome, RunReport};
-use crate::store::{HostState, Interrupt, new_store};
+use crate::store::{HostState, Interrupt, Reach, new_store};
 
 /// The job as the guest sees it (the `job` record of the task world).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,6 +56,7 @@ pub(crate) async fn run_attempt(
     component: TaskComponent,
     job: JobInput,
     limits: Limits,
+    reach: Reach,
     cancel: CancellationToken,
     tick: Duration,
 ) -> RunReport {
@@ -62,7 +64,14 @@ pub(crate) async fn run_attempt(
     let timeout = limits.effective_timeout();
     let deadline = timeout.map(|t| start + t);
     let engine = component.pre().engine().clone();
-    let mut store = match new_store(&engine, &limits, COMPONENT_CAPS, cancel.clone(), deadline) {
+    let mut store = match new_store(
+        &engine,
+        &limits,
+        COMPONENT_CAPS,
+        cancel.clone(),
+        deadline,
+        reach,
+    ) {
         Ok(store) => store,
         Err(e) => return internal(format!("set up the store: {e:#}"), start),
     };
@@ -269,6 +278,7 @@ fn report(
         instantiate_time,
         guest_time,
         peak_memory_bytes: state.limiter.memory_bytes(),
+        http: state.egress.calls(),
     }
 }
 
@@ -289,6 +299,7 @@ pub(crate) fn failed_before_start(failure: Failure, elapsed: Duration) -> RunRep
         instantiate_time: Duration::ZERO,
         guest_time: Duration::ZERO,
         peak_memory_bytes: 0,
+        http: HttpCalls::default(),
     }
 }
 

@@ -11,16 +11,19 @@ use tokio_util::sync::CancellationToken;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
+use sluice_egress::{Connector, ConnectorConfig};
+
 use crate::component::{CacheStats, ComponentCache, ComponentInfo, TaskComponent, sha256_hex};
 use crate::config::{Limits, SandboxConfig};
 use crate::disk_cache::DiskCache;
+use crate::egress_hooks::HttpGrant;
 use crate::engine::{EpochTicker, build_engine, to_anyhow};
 use crate::error::{SandboxError, ValidationError};
 use crate::guest_runtime::GuestRuntime;
 use crate::host_imports;
 use crate::outcome::{Failure, RunReport};
 use crate::run::{self, JobInput};
-use crate::store::HostState;
+use crate::store::{HostState, Reach};
 use crate::validate;
 
 /// Runs task components. One per host; cheap to clone (all clones share one engine,
@@ -35,6 +38,7 @@ struct Inner {
     config: SandboxConfig,
     engine: Engine,
     linker: Linker<HostState>,
+    connector: Connector,
     cache: ComponentCache,
     guests: GuestRuntime,
     _ticker: EpochTicker,
@@ -54,7 +58,7 @@ impl Sandbox {
     pub fn new(config: SandboxConfig) -> anyhow::Result<Sandbox> {
         let engine = build_engine(&config)?;
         let mut linker = Linker::new(&engine);
-        host_imports::add_to_linker(&mut linker)
+        host_imports::add_to_linker(&mut linker, config.max_contract)
             .map_err(to_anyhow)
             .context("add host imports to the linker")?;
         let disk = match &config.cache_dir {
@@ -64,6 +68,12 @@ impl Sandbox {
             ),
             None => None,
         };
+        let connector = Connector::new(ConnectorConfig {
+            networks: config.egress.networks.clone(),
+            extra_root_certs_pem: config.egress.extra_root_certs_pem.clone(),
+            ..ConnectorConfig::default()
+        })
+        .context("set up the egress connector (--egress-ca-file)")?;
         let guests = GuestRuntime::new(config.guest_threads, config.max_concurrency)?;
         let ticker = EpochTicker::start(&engine, config.epoch_tick)?;
         Ok(Sandbox {
@@ -72,6 +82,7 @@ impl Sandbox {
                 config,
                 engine,
                 linker,
+                connector,
                 guests,
                 _ticker: ticker,
             }),
@@ -101,12 +112,14 @@ impl Sandbox {
             &self.inner.linker,
             &component,
             self.inner.config.max_memory_bytes,
+            self.inner.config.max_contract,
         )?;
         Ok(ComponentInfo {
             sha256: sha256_hex(bytes),
             size_bytes: bytes.len() as u64,
             imports: surface.imports,
             exports: surface.exports,
+            contract: surface.contract,
             compile_time,
         })
     }
@@ -120,6 +133,7 @@ impl Sandbox {
             &self.inner.engine,
             &self.inner.linker,
             self.inner.config.max_memory_bytes,
+            self.inner.config.max_contract,
             sha256,
             bytes,
         )
@@ -142,6 +156,19 @@ impl Sandbox {
         limits: &Limits,
         cancel: CancellationToken,
     ) -> RunReport {
+        self.run_with(component, job, limits, None, cancel).await
+    }
+
+    /// [`Sandbox::run`] with the job type's outbound HTTP grant (`None`: every request
+    /// is denied, as for `run`).
+    pub async fn run_with(
+        &self,
+        component: &TaskComponent,
+        job: JobInput,
+        limits: &Limits,
+        http: Option<Arc<HttpGrant>>,
+        cancel: CancellationToken,
+    ) -> RunReport {
         let limits = limits.clamped_to(&self.inner.config);
         let waited = Instant::now();
         let slot = tokio::select! {
@@ -160,7 +187,11 @@ impl Sandbox {
             );
         }
         let tick = self.inner.config.epoch_tick;
-        let attempt = run::run_attempt(component.clone(), job, limits, cancel, tick);
+        let reach = Reach {
+            connector: Some(self.inner.connector.clone()),
+            http,
+        };
+        let attempt = run::run_attempt(component.clone(), job, limits, reach, cancel, tick);
         let handle = self.inner.guests.spawn(async move {
             let report = attempt.await;
             drop(slot); // after the store (inside `attempt`) is gone

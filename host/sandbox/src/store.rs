@@ -1,19 +1,24 @@
-//! One attempt's `Store`: [`HostState`] (WASI context, resource table, limiter, log,
-//! cancel token, deadline) and [`new_store`], the single place where per-attempt policy is
-//! applied — fuel, epoch deadline and its callback, memory/table limiter, host-call caps.
+//! One attempt's `Store`: [`HostState`] (WASI and wasi:http contexts, resource table,
+//! limiter, log, cancel token, deadline, egress hooks) and [`new_store`], the single place
+//! where per-attempt policy is applied — fuel, epoch deadline and its callback,
+//! memory/table limiter, host-call caps, the attempt's HTTP grant.
 //!
 //! A store is never reused: one per attempt, dropped when the attempt ends. Must not run
 //! guest code (that is `run.rs`).
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Instant;
 
+use sluice_egress::Connector;
 use tokio_util::sync::CancellationToken;
 use wasmtime::component::ResourceTable;
 use wasmtime::{Engine, Store, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::config::Limits;
+use crate::egress_hooks::{EgressHooks, HttpGrant};
 use crate::limiter::{InstanceCaps, TaskLimiter};
 use crate::log_buffer::LogBuffer;
 use crate::wasi_ctx::denied_wasi_ctx;
@@ -47,6 +52,8 @@ impl std::error::Error for Interrupted {}
 /// Data of one attempt's store.
 pub(crate) struct HostState {
     wasi: WasiCtx,
+    http: WasiHttpCtx,
+    pub(crate) egress: EgressHooks,
     table: ResourceTable,
     pub(crate) limiter: TaskLimiter,
     pub(crate) logs: LogBuffer,
@@ -65,6 +72,24 @@ impl WasiView for HostState {
     }
 }
 
+impl WasiHttpView for HostState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.egress,
+        }
+    }
+}
+
+/// What an attempt may reach beyond its own instance: the host's connector (`None`: the
+/// host has no egress) and the job type's grant (`None`: nothing).
+#[derive(Clone, Default)]
+pub(crate) struct Reach {
+    pub connector: Option<Connector>,
+    pub http: Option<Arc<HttpGrant>>,
+}
+
 /// A fresh store with every per-attempt limit applied. `deadline` is when the attempt's
 /// timeout expires (`None`: no timeout).
 pub(crate) fn new_store(
@@ -73,10 +98,13 @@ pub(crate) fn new_store(
     caps: InstanceCaps,
     cancel: CancellationToken,
     deadline: Option<Instant>,
+    reach: Reach,
 ) -> wasmtime::Result<Store<HostState>> {
     let logs = LogBuffer::new(limits.log_bytes);
     let state = HostState {
         wasi: denied_wasi_ctx(&logs),
+        http: WasiHttpCtx::new(),
+        egress: EgressHooks::new(reach.connector, reach.http, deadline, logs.clone()),
         table: ResourceTable::new(),
         limiter: TaskLimiter::new(limits.memory_bytes, limits.table_elements, caps),
         logs,

@@ -10,44 +10,12 @@ use wasmtime::Engine;
 use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, Linker};
 
+use crate::contract::{self, Contract};
 use crate::engine::COMPONENT_CAPS;
 use crate::error::ValidationError;
 use crate::host_imports::TaskPre;
 use crate::run_signature::{check_run_type, item_kind};
 use crate::store::HostState;
-
-/// WASI 0.2 interfaces the linker provides (wasmtime-wasi's `wasi:cli/imports` minus
-/// unstable ones). All but clocks and random are denied-by-default stubs.
-const WASI_INTERFACES: &[&str] = &[
-    "wasi:cli/environment",
-    "wasi:cli/exit",
-    "wasi:cli/stdin",
-    "wasi:cli/stdout",
-    "wasi:cli/stderr",
-    "wasi:cli/terminal-input",
-    "wasi:cli/terminal-output",
-    "wasi:cli/terminal-stdin",
-    "wasi:cli/terminal-stdout",
-    "wasi:cli/terminal-stderr",
-    "wasi:clocks/monotonic-clock",
-    "wasi:clocks/wall-clock",
-    "wasi:filesystem/types",
-    "wasi:filesystem/preopens",
-    "wasi:io/error",
-    "wasi:io/poll",
-    "wasi:io/streams",
-    "wasi:random/random",
-    "wasi:random/insecure",
-    "wasi:random/insecure-seed",
-    "wasi:sockets/network",
-    "wasi:sockets/instance-network",
-    "wasi:sockets/udp",
-    "wasi:sockets/udp-create-socket",
-    "wasi:sockets/tcp",
-    "wasi:sockets/tcp-create-socket",
-    "wasi:sockets/ip-name-lookup",
-];
-const HOST_INTERFACE: &str = "sluice:task/host";
 
 /// Size, header, and core-module checks: cheap, before anything is compiled.
 pub(crate) fn check_header(bytes: &[u8], max_bytes: usize) -> Result<(), ValidationError> {
@@ -80,19 +48,23 @@ pub(crate) fn compile(engine: &Engine, bytes: &[u8]) -> Result<Component, Valida
     })
 }
 
-/// Names a component imports and exports (for `ComponentInfo`).
+/// Names a component imports and exports, and the contract its imports need (for
+/// `ComponentInfo`).
 pub(crate) struct Surface {
     pub imports: Vec<String>,
     pub exports: Vec<String>,
+    pub contract: Contract,
 }
 
-/// Everything after compilation: ceilings, the `run` export, imports; returns the
+/// Everything after compilation: ceilings, the `run` export, imports and the contract
+/// they need (at most `max_contract`, the newest this host runs); returns the
 /// pre-instantiated task.
 pub(crate) fn check_component(
     engine: &Engine,
     linker: &Linker<HostState>,
     component: &Component,
     max_memory_bytes: u64,
+    max_contract: Contract,
 ) -> Result<(TaskPre<HostState>, Surface), ValidationError> {
     check_resources(component, max_memory_bytes)?;
     let ty = component.component_type();
@@ -114,8 +86,21 @@ pub(crate) fn check_component(
             });
         }
     }
-    if let Some(name) = imports.iter().find(|name| !is_provided(name)) {
-        return Err(ValidationError::UnsupportedImport { name: name.clone() });
+    let needs =
+        contract::required(&imports).map_err(|name| ValidationError::UnsupportedImport {
+            name: name.to_string(),
+        })?;
+    if needs > max_contract {
+        let import = imports
+            .iter()
+            .find(|name| contract::providing(name) == Some(needs))
+            .cloned()
+            .unwrap_or_default();
+        return Err(ValidationError::ContractUnsupported {
+            needs,
+            import,
+            supported: max_contract,
+        });
     }
     let pre = linker
         .instantiate_pre(component)
@@ -125,7 +110,14 @@ pub(crate) fn check_component(
     let pre = TaskPre::new(pre).map_err(|e| ValidationError::RunSignature {
         problem: format!("{e:#}"),
     })?;
-    Ok((pre, Surface { imports, exports }))
+    Ok((
+        pre,
+        Surface {
+            imports,
+            exports,
+            contract: needs,
+        },
+    ))
 }
 
 fn check_resources(component: &Component, max_memory_bytes: u64) -> Result<(), ValidationError> {
@@ -164,15 +156,6 @@ fn check_resources(component: &Component, max_memory_bytes: u64) -> Result<(), V
     Ok(())
 }
 
-/// `wasi:io/poll@0.2.3` → provided; `wasi:http/types@0.2.0` → not.
-fn is_provided(import: &str) -> bool {
-    let (path, version) = import.split_once('@').unwrap_or((import, ""));
-    if path == HOST_INTERFACE {
-        return version.starts_with("0.1.");
-    }
-    WASI_INTERFACES.contains(&path) && version.starts_with("0.2.")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,17 +182,5 @@ mod tests {
             check_header(b"\0asm\x02\0\0\0", 100),
             Err(ValidationError::Invalid { .. })
         ));
-    }
-
-    #[test]
-    fn provided_imports() {
-        assert!(is_provided("wasi:io/poll@0.2.0"));
-        assert!(is_provided("wasi:cli/environment@0.2.6"));
-        assert!(is_provided("sluice:task/host@0.1.0"));
-        assert!(!is_provided("sluice:task/host@0.2.0"));
-        assert!(!is_provided("wasi:http/types@0.2.0"));
-        assert!(!is_provided("wasi:io/poll@0.3.0"));
-        assert!(!is_provided("wasi:io/poll"));
-        assert!(!is_provided("env"));
     }
 }

@@ -7,7 +7,7 @@ mod common;
 mod fixtures;
 
 use common::*;
-use sluice_sandbox::ValidationError;
+use sluice_sandbox::{Contract, Sandbox, SandboxConfig, ValidationError};
 
 const MAX: usize = 50 << 20;
 
@@ -33,10 +33,13 @@ fn a_real_task_is_accepted() {
         .validate(&sample("log-flood"), MAX)
         .expect("log-flood is a valid task");
     assert!(
-        info.imports.iter().any(|i| i == "sluice:task/host@0.1.0"),
+        info.imports.iter().any(|i| i == "sluice:task/host@0.2.0"),
         "{:?}",
         info.imports
     );
+    // The SDK targets contract 0.2; a task that imports none of 0.2's interfaces needs 0.1.
+    assert_eq!(info.contract, Contract::V0_2);
+    assert_eq!(sb.validate(&sample("echo"), MAX).unwrap().contract, Contract::V0_1);
 }
 
 #[test]
@@ -109,20 +112,49 @@ fn run_with_the_wrong_signature() {
 
 #[test]
 fn import_the_host_does_not_provide() {
-    let sb = sandbox();
-    let err = sb.validate(fixtures::HTTP_IMPORT, MAX).unwrap_err();
+    // The fixture imports `wasi:http/outgoing-handler@0.2.0`; renamed (same length), it
+    // imports an interface no contract provides.
+    let mut bytes = fixtures::HTTP_IMPORT.to_vec();
+    let at = bytes
+        .windows(9)
+        .position(|w| w == b"wasi:http")
+        .expect("the fixture names wasi:http");
+    bytes[at..at + 9].copy_from_slice(b"wasi:nope");
+    let err = sandbox().validate(&bytes, MAX).unwrap_err();
     assert_eq!(
         err,
         ValidationError::UnsupportedImport {
-            name: "wasi:http/outgoing-handler@0.2.0".into()
+            name: "wasi:nope/outgoing-handler@0.2.0".into()
         }
     );
     assert!(
         err.to_string().contains(
-            "imports `wasi:http/outgoing-handler@0.2.0`, which the host does not provide"
+            "imports `wasi:nope/outgoing-handler@0.2.0`, which the host does not provide"
         ),
         "{err}"
     );
+}
+
+#[test]
+fn a_wasi_http_import_needs_contract_0_2_and_the_right_types() {
+    // On a host limited to 0.1 the import is a newer contract, named as such.
+    let old = Sandbox::new(SandboxConfig {
+        max_contract: Contract::V0_1,
+        ..common::config()
+    })
+    .unwrap();
+    let err = old.validate(fixtures::HTTP_IMPORT, MAX).unwrap_err();
+    assert_eq!(
+        err,
+        ValidationError::ContractUnsupported {
+            needs: Contract::V0_2,
+            import: "wasi:http/outgoing-handler@0.2.0".into(),
+            supported: Contract::V0_1,
+        }
+    );
+    // On a 0.2 host the name is provided, but this fixture's `handle` has the wrong type.
+    let err = sandbox().validate(fixtures::HTTP_IMPORT, MAX).unwrap_err();
+    assert!(matches!(err, ValidationError::ImportMismatch { .. }), "{err}");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //!
 //! Owns timing and reporting only; queue behaviour belongs to the store and worker.
 
+mod fairness;
 mod latency;
 mod memory;
 mod queue;
@@ -13,7 +14,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Subcommand;
-use sluice_sandbox::Sandbox;
+use sluice_sandbox::{Sandbox, SandboxConfig};
 use sluice_store::{JobTypeSpec, NewComponent, Store};
 
 #[derive(Debug, Subcommand)]
@@ -79,6 +80,32 @@ pub enum BenchCommand {
         concurrency: usize,
         #[arg(long, default_value_t = 64)]
         prefetch: usize,
+    },
+    /// A light tenant's start latency alone and beside another tenant's flood (`sleep`
+    /// jobs on both sides; latency = first attempt's start minus creation, database time).
+    Fairness {
+        /// Jobs the flood tenant queues.
+        #[arg(long, default_value_t = 3_000)]
+        flood: usize,
+        /// Milliseconds each flood job runs.
+        #[arg(long, default_value_t = 30)]
+        flood_ms: u64,
+        /// Light jobs per phase (alone, then beside the flood).
+        #[arg(long, default_value_t = 50)]
+        light: usize,
+        /// Milliseconds each light job runs.
+        #[arg(long, default_value_t = 5)]
+        light_ms: u64,
+        /// One light job every this many milliseconds.
+        #[arg(long, default_value_t = 200)]
+        every_ms: u64,
+        #[arg(long, default_value_t = 8)]
+        concurrency: usize,
+        #[arg(long, default_value_t = 0)]
+        prefetch: usize,
+        /// In-process workers (each with `--concurrency` slots, one shared sandbox).
+        #[arg(long, default_value_t = 1)]
+        workers: usize,
     },
     /// Host start: prepare N precompiled components from the disk cache.
     Startup {
@@ -157,6 +184,39 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                     concurrency,
                     prefetch,
                 } => memory::memory(&store, &echo, components, jobs, concurrency, prefetch).await,
+                BenchCommand::Fairness {
+                    flood,
+                    flood_ms,
+                    light,
+                    light_ms,
+                    every_ms,
+                    concurrency,
+                    prefetch,
+                    workers,
+                } => {
+                    let sleep = read_sample(&args.samples, "sleep.wasm")?;
+                    store.create_tenant(fairness::LIGHT_TENANT).await?;
+                    let slots = (workers * concurrency).max(1) as u32;
+                    let sandbox = Sandbox::new(SandboxConfig {
+                        max_concurrency: slots,
+                        ..Default::default()
+                    })?;
+                    for tenant in [BENCH_TENANT, fairness::LIGHT_TENANT] {
+                        define_sample_for(&store, &sandbox, tenant, fairness::SLEEP_TYPE, &sleep)
+                            .await?;
+                    }
+                    let f = fairness::Fairness {
+                        flood,
+                        flood_ms,
+                        light,
+                        light_ms,
+                        every_ms,
+                        concurrency,
+                        prefetch,
+                        workers,
+                    };
+                    fairness::fairness(&store, sandbox, f).await
+                }
                 BenchCommand::Sandbox { .. } | BenchCommand::Startup { .. } => {
                     unreachable!("handled above")
                 }
@@ -184,17 +244,28 @@ async fn define_sample(
     name: &str,
     bytes: &[u8],
 ) -> anyhow::Result<()> {
+    define_sample_for(store, sandbox, BENCH_TENANT, name, bytes).await
+}
+
+/// [`define_sample`] for another tenant.
+async fn define_sample_for(
+    store: &Store,
+    sandbox: &Sandbox,
+    tenant: &str,
+    name: &str,
+    bytes: &[u8],
+) -> anyhow::Result<()> {
     sandbox.validate(bytes, 50 << 20)?;
     let component = store
         .put_component(&NewComponent {
-            tenant: BENCH_TENANT.into(),
+            tenant: tenant.into(),
             name: name.into(),
             version: None,
             bytes: bytes.to_vec(),
         })
         .await?;
     store
-        .set_job_type(&JobTypeSpec::new(BENCH_TENANT, name, component.id))
+        .set_job_type(&JobTypeSpec::new(tenant, name, component.id))
         .await?;
     sandbox.prepare(&component.sha256, bytes)?;
     Ok(())

@@ -13,6 +13,7 @@ mod beside;
 mod completer;
 mod config;
 mod executor;
+mod fair_queue;
 mod leases;
 mod plan;
 mod producer;

@@ -53,6 +53,9 @@ pub(super) struct Producer {
     beside: Beside,
     /// Claims started so far: an orphan check asked before the latest is stale.
     claims: u64,
+    /// A notice said new jobs arrived since the last claim started: claim even if the
+    /// prefetch queue is deep enough ([`Slots::wanted_on_notice`]).
+    noticed: bool,
     /// A draining worker asked for an orphan check while another was in flight: its
     /// reply decides whether to stop.
     drain_asked: bool,
@@ -90,6 +93,7 @@ impl Producer {
             wakeups,
             beside: Beside::default(),
             claims: 0,
+            noticed: false,
             drain_asked: false,
             stopping: false,
             summary: WorkerSummary::default(),
@@ -157,7 +161,11 @@ impl Producer {
         if self.stopping || !self.plan.due() {
             return;
         }
-        let wanted = self.slots.wanted(&self.config);
+        let wanted = match self.slots.wanted(&self.config) {
+            0 if self.noticed => self.slots.wanted_on_notice(&self.config),
+            n => n,
+        };
+        self.noticed = false;
         let safety_poll = self.config.idle.safety_poll;
         if let Some(wanted) = self.plan.start(wanted, Instant::now(), safety_poll) {
             self.claims += 1;
@@ -319,9 +327,11 @@ impl Producer {
 
     fn on_wake(&mut self, wake: Wake) {
         match wake {
-            Wake::Notice(Notice::JobsAvailable | Notice::Reconnected) | Wake::ListenBack => {
+            Wake::Notice(Notice::JobsAvailable) => {
+                self.noticed = true;
                 self.plan.look_now();
             }
+            Wake::Notice(Notice::Reconnected) | Wake::ListenBack => self.plan.look_now(),
             Wake::Notice(Notice::JobsDueIn(due_in)) => {
                 self.plan.look_by(Instant::now() + due_in);
             }

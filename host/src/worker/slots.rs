@@ -8,7 +8,7 @@
 //! database. Owns that bookkeeping and the attempt tasks; must not claim, speak SQL or
 //! decide outcomes (`executor` does).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use sluice_store::{ClaimedJob, Lease};
 use tokio::sync::mpsc;
@@ -18,10 +18,12 @@ use tracing::warn;
 use super::completer::Recorded;
 use super::config::{WorkerConfig, WorkerSummary};
 use super::executor::{self, AttemptContext, Executing, Interrupt, StopReason};
+use super::fair_queue::FairQueue;
 
 /// One held job's lease and the handle that interrupts its attempt.
 pub(super) struct Running {
     pub(super) lease: Lease,
+    pub(super) tenant: String,
     pub(super) interrupt: Interrupt,
     pub(super) phase: Phase,
 }
@@ -50,7 +52,8 @@ pub(super) struct Slots {
     /// Every held job by id: queued, executing or recording.
     pub(super) running: HashMap<i64, Running>,
     task_jobs: HashMap<tokio::task::Id, i64>,
-    queued: VecDeque<ClaimedJob>,
+    /// The prefetch queue, fair between tenants.
+    queued: FairQueue,
     executing: usize,
     ran_tx: mpsc::UnboundedSender<i64>,
     ran_rx: mpsc::UnboundedReceiver<i64>,
@@ -63,7 +66,7 @@ impl Slots {
             tasks: JoinSet::new(),
             running: HashMap::new(),
             task_jobs: HashMap::new(),
-            queued: VecDeque::new(),
+            queued: FairQueue::default(),
             executing: 0,
             ran_tx,
             ran_rx,
@@ -80,8 +83,26 @@ impl Slots {
         if self.queued.len() > config.prefetch / 2 || waiting >= target {
             return 0;
         }
-        let room = (2 * target).saturating_sub(self.running.len());
-        (target - waiting).min(room)
+        (target - waiting).min(self.room(config))
+    }
+
+    /// How many to claim when a notice says new jobs arrived although the prefetch
+    /// queue is deep enough (`wanted` is 0): up to one job per slot, within the same
+    /// hoarding bound. The fair claim hands out the tenant running the fewest jobs first
+    /// and the fair queue starts it at the next free slot, so a light tenant's job waits
+    /// one slot turnover, not the whole prefetched queue (issue #22). Without a prefetch
+    /// queue, nothing: jobs are only claimed for free slots.
+    pub(super) fn wanted_on_notice(&self, config: &WorkerConfig) -> usize {
+        if config.prefetch == 0 {
+            return 0;
+        }
+        config.concurrency.min(self.room(config))
+    }
+
+    /// Jobs that may still be claimed before the held ones (including those still
+    /// recording) pass twice what executing and prefetch need.
+    fn room(&self, config: &WorkerConfig) -> usize {
+        (2 * (config.concurrency + config.prefetch)).saturating_sub(self.running.len())
     }
 
     /// Takes a claimed job into the queue; `start_queued` runs it when a slot is free.
@@ -90,20 +111,22 @@ impl Slots {
             job.id,
             Running {
                 lease: job.lease,
+                tenant: job.tenant.clone(),
                 interrupt: Interrupt::default(),
                 phase: Phase::Queued,
             },
         );
-        self.queued.push_back(job);
+        self.queued.push(job);
     }
 
     /// Starts queued jobs while fewer than `concurrency` are executing.
     pub(super) fn start_queued(&mut self, ctx: &AttemptContext, concurrency: usize) {
         while self.executing < concurrency {
-            let Some(job) = self.queued.pop_front() else {
+            let Some(job) = self.queued.pop() else {
                 return;
             };
             let Some(held) = self.running.get_mut(&job.id) else {
+                self.queued.finished(&job.tenant);
                 continue;
             };
             held.phase = Phase::Executing;
@@ -122,7 +145,7 @@ impl Slots {
 
     /// Gives every queued job back (shutdown): released, its attempt not used up.
     pub(super) fn release_queued(&mut self, ctx: &AttemptContext) {
-        for job in self.queued.drain(..) {
+        for job in self.queued.drain() {
             let task = self
                 .tasks
                 .spawn(executor::release_unstarted(ctx.clone(), job.lease));
@@ -156,6 +179,7 @@ impl Slots {
         {
             held.phase = Phase::Recording;
             self.executing -= 1;
+            self.queued.finished(&held.tenant);
         }
     }
 

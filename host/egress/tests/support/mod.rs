@@ -27,8 +27,8 @@ pub enum Reply {
     },
     /// Read the body, wait this long (or until the client closes), then answer.
     Delay(Duration),
-    /// Send a head announcing `len` bytes, `sent` of them, then stall until the client closes.
-    Stall { len: usize, sent: usize },
+    /// Send a chunked head and `sent` body bytes, then stall until the client closes.
+    Stall { sent: usize },
     /// Never answer; read until the client closes.
     Hold,
 }
@@ -198,10 +198,13 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
                 _ = s.read(&mut probe) => { closed.notify_one(); return; }
             }
         }
-        Reply::Stall { len, sent } => {
-            let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {len}\r\n\r\n");
+        Reply::Stall { sent } => {
+            // Chunked, so the length is not declared: a cap can only be hit mid-stream.
+            let head = "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n";
             let _ = s.write_all(head.as_bytes()).await;
+            let _ = s.write_all(format!("{sent:x}\r\n").as_bytes()).await;
             let _ = s.write_all(&vec![b'x'; sent]).await;
+            let _ = s.write_all(b"\r\n").await;
             let _ = s.flush().await;
             read_until_eof(&mut s).await;
             closed.notify_one();

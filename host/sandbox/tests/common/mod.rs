@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod http_server;
+
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -1,0 +1,253 @@
+//! Outbound HTTP for guests: [`EgressHooks`], wasmtime-wasi-http's `send_request` hook,
+//! which hands every request of an attempt to the host's one vetted connector
+//! (`sluice_egress::Connector`) under the job type's [`HttpGrant`], and [`HttpGrant`] /
+//! [`HttpCalls`], what goes in and what comes out.
+//!
+//! Deny by default: an attempt without a grant, a host without a connector, or a request
+//! past the per-attempt count gets `HTTP-request-denied` without any network activity.
+//! Every refusal or failure is a guest-visible `error-code` (never a trap) and one `WARN`
+//! line in the attempt's log naming the destination and the rule. Must not connect by
+//! itself: the connector is the only code that opens sockets (wasmtime's
+//! `default_send_request` is not even compiled in).
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use http_body_util::BodyExt;
+use sluice_egress::{Connector, EgressError, Grant, RequestTimeouts};
+use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
+
+use crate::log_buffer::LogBuffer;
+
+/// How long after the attempt's deadline the connector gives up on a request by itself.
+const DEADLINE_BACKSTOP: Duration = Duration::from_secs(1);
+
+/// What one attempt may reach: the destinations and caps, and how many requests.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HttpGrant {
+    /// The allow list, the tenant's bound and the per-request limits.
+    pub grant: Grant,
+    /// Requests one attempt may start; the next ones are denied.
+    pub max_requests: u32,
+}
+
+/// One outbound request of an attempt, for metrics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpCall {
+    /// `ok`, `denied`, `timeout` or `error`.
+    pub outcome: &'static str,
+    /// From the guest's `handle` to the response head (or the failure).
+    pub duration: Duration,
+}
+
+/// Every outbound request of an attempt, and the body bytes that crossed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HttpCalls {
+    pub calls: Vec<HttpCall>,
+    /// Request body bytes the guest sent.
+    pub bytes_out: u64,
+    /// Response body bytes the guest read.
+    pub bytes_in: u64,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    calls: Mutex<Vec<HttpCall>>,
+    bytes_out: AtomicU64,
+    bytes_in: AtomicU64,
+}
+
+/// The hook of one attempt's store.
+pub(crate) struct EgressHooks {
+    connector: Option<Connector>,
+    grant: Option<Arc<HttpGrant>>,
+    /// The attempt's deadline (far away when it has no timeout).
+    deadline: tokio::time::Instant,
+    started: u32,
+    logs: LogBuffer,
+    shared: Arc<Shared>,
+}
+
+impl EgressHooks {
+    pub(crate) fn new(
+        connector: Option<Connector>,
+        grant: Option<Arc<HttpGrant>>,
+        deadline: Option<Instant>,
+        logs: LogBuffer,
+    ) -> Self {
+        // The attempt's own timeout ends a request that outlives it (the sandbox drops
+        // the store, which aborts the request and closes its connection) and records
+        // `timeout`; the connector's clamp to the deadline is the backstop, a little
+        // later, so that a guest never sees a read timeout first and reports it instead.
+        let deadline = match deadline {
+            Some(d) => tokio::time::Instant::from_std(d) + DEADLINE_BACKSTOP,
+            None => tokio::time::Instant::now() + Duration::from_secs(365 * 24 * 3600),
+        };
+        EgressHooks {
+            connector,
+            grant,
+            deadline,
+            started: 0,
+            logs,
+            shared: Arc::default(),
+        }
+    }
+
+    /// What the attempt's requests did (read once the guest has returned).
+    pub(crate) fn calls(&self) -> HttpCalls {
+        HttpCalls {
+            calls: lock(&self.shared.calls).clone(),
+            bytes_out: self.shared.bytes_out.load(Ordering::Relaxed),
+            bytes_in: self.shared.bytes_in.load(Ordering::Relaxed),
+        }
+    }
+
+    fn refuse(&self, why: &str) -> SendFuture {
+        self.logs.line("WARN", &format!("egress denied: {why}"));
+        record(&self.shared, "denied", Duration::ZERO);
+        Box::new(async { Err(Error::HttpRequestDenied) })
+    }
+}
+
+type IoFuture = Box<dyn Future<Output = Result<(), Error>> + Send>;
+type SendFuture =
+    Box<dyn Future<Output = Result<(http::Response<WasiBody>, IoFuture), Error>> + Send>;
+
+impl WasiHttpHooks for EgressHooks {
+    /// Every scheme reaches `send_request`, so that the connector refuses the ones it
+    /// does not speak with a logged reason (wasmtime's own check says nothing).
+    fn is_supported_scheme(&mut self, _scheme: &http::uri::Scheme) -> bool {
+        true
+    }
+
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        _fut: Box<dyn Future<Output = Result<(), Error>> + Send>,
+    ) -> SendFuture {
+        let destination = destination(request.uri());
+        let (Some(connector), Some(grant)) = (self.connector.clone(), self.grant.clone()) else {
+            return self.refuse(&format!(
+                "`{destination}`: this job type is granted no outbound HTTP"
+            ));
+        };
+        if self.started >= grant.max_requests {
+            return self.refuse(&format!(
+                "`{destination}`: the limit of {} requests per attempt is reached",
+                grant.max_requests
+            ));
+        }
+        self.started += 1;
+        let (shared, logs, deadline) = (self.shared.clone(), self.logs.clone(), self.deadline);
+        let timeouts = RequestTimeouts {
+            connect: options.as_ref().and_then(|o| o.connect_timeout),
+            first_byte: options.as_ref().and_then(|o| o.first_byte_timeout),
+            between_bytes: options.as_ref().and_then(|o| o.between_bytes_timeout),
+        };
+        let out = shared.clone();
+        let request = request.map(move |body| {
+            body.map_frame(move |frame| {
+                if let Some(data) = frame.data_ref() {
+                    out.bytes_out
+                        .fetch_add(data.len() as u64, Ordering::Relaxed);
+                }
+                frame
+            })
+        });
+        Box::new(async move {
+            let began = Instant::now();
+            match connector
+                .send(request, &grant.grant, deadline, timeouts)
+                .await
+            {
+                Ok((response, io)) => {
+                    record(&shared, "ok", began.elapsed());
+                    let seen = shared.clone();
+                    let response = response.map(move |body| {
+                        body.map_frame(move |frame| {
+                            if let Some(data) = frame.data_ref() {
+                                seen.bytes_in
+                                    .fetch_add(data.len() as u64, Ordering::Relaxed);
+                            }
+                            frame
+                        })
+                        .map_err(to_wasi)
+                        .boxed_unsync()
+                    });
+                    let io: IoFuture = Box::new(async move { io.await.map_err(to_wasi) });
+                    Ok((response, io))
+                }
+                Err(error) => {
+                    record(&shared, error.outcome(), began.elapsed());
+                    logs.line("WARN", &error.to_string());
+                    Err(to_wasi(error))
+                }
+            }
+        })
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn record(shared: &Shared, outcome: &'static str, duration: Duration) {
+    lock(&shared.calls).push(HttpCall { outcome, duration });
+}
+
+/// `scheme://authority` of a request, for log lines (never the path or query, which may
+/// carry tokens).
+fn destination(uri: &http::Uri) -> String {
+    let scheme = uri.scheme_str().unwrap_or("?");
+    let authority = uri.authority().map_or("", |a| a.as_str());
+    format!("{scheme}://{authority}")
+}
+
+/// The `wasi:http` error code of each egress failure (one to one).
+fn to_wasi(error: EgressError) -> Error {
+    match error {
+        EgressError::HttpRequestDenied(_) => Error::HttpRequestDenied,
+        EgressError::DestinationIpProhibited { .. } => Error::DestinationIpProhibited,
+        EgressError::DestinationIpUnroutable { .. } => Error::DestinationIpUnroutable,
+        EgressError::DnsTimeout { .. } => Error::DnsTimeout,
+        EgressError::DnsError { .. } => Error::DnsError {
+            rcode: None,
+            info_code: None,
+        },
+        EgressError::ConnectionRefused { .. } => Error::ConnectionRefused,
+        EgressError::ConnectionTimeout { .. } => Error::ConnectionTimeout,
+        EgressError::ConnectionReadTimeout { .. } => Error::ConnectionReadTimeout,
+        EgressError::ConnectionTerminated { .. } => Error::ConnectionTerminated,
+        EgressError::HttpRequestUriInvalid(_) => Error::HttpRequestUriInvalid,
+        EgressError::HttpRequestBodySize { cap } => Error::HttpRequestBodySize(Some(cap)),
+        EgressError::HttpResponseBodySize(cap) => Error::HttpResponseBodySize(Some(cap)),
+        EgressError::TlsCertificateError { .. } => Error::TlsCertificateError,
+        EgressError::TlsProtocolError { .. } => Error::TlsProtocolError,
+        EgressError::HttpProtocolError { .. } => Error::HttpProtocolError,
+        EgressError::InternalError(detail) => Error::InternalError(Some(detail)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn destinations_in_logs_keep_no_path_or_query() {
+        let uri: http::Uri = "https://api.example.com:8443/v1/charge?token=secret"
+            .parse()
+            .unwrap();
+        assert_eq!(destination(&uri), "https://api.example.com:8443");
+    }
+
+    #[test]
+    fn refusals_keep_their_error_code() {
+        let denied = to_wasi(EgressError::HttpResponseBodySize(10));
+        assert!(matches!(denied, Error::HttpResponseBodySize(Some(10))));
+        let internal = to_wasi(EgressError::InternalError("x".into()));
+        assert!(matches!(internal, Error::InternalError(Some(s)) if s == "x"));
+    }
+}

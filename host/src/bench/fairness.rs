@@ -1,0 +1,166 @@
+//! `sluice bench fairness`: how long a light tenant's job waits for a slot while another
+//! tenant floods the queue (issue #22).
+//!
+//! One or more in-process workers (the same `worker::run` as `sluice worker`) serve two
+//! tenants. The light tenant enqueues one short `sleep` job every `every_ms` from its own
+//! pool connection, first alone, then beside a flood tenant with `flood` queued `sleep`
+//! jobs of `flood_ms`. A job's start latency is its first attempt's `started_at` minus its
+//! `created_at`: both database times, so no clock is compared with another.
+//!
+//! Owns timing and reporting only; the claim order is the store's and the worker's.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde_json::json;
+use sluice_sandbox::Sandbox;
+use sluice_store::{NewJob, Store};
+use tokio_util::sync::CancellationToken;
+
+use super::{BENCH_TENANT, percentile};
+use crate::worker::{self, WorkerConfig};
+
+/// The light tenant (the flood is [`BENCH_TENANT`]).
+pub const LIGHT_TENANT: &str = "bench-light";
+/// The job type both tenants register for the `sleep` sample.
+pub const SLEEP_TYPE: &str = "sleep";
+
+/// What `sluice bench fairness` runs.
+#[derive(Clone, Debug)]
+pub struct Fairness {
+    pub flood: usize,
+    pub flood_ms: u64,
+    pub light: usize,
+    pub light_ms: u64,
+    pub every_ms: u64,
+    pub concurrency: usize,
+    pub prefetch: usize,
+    pub workers: usize,
+}
+
+/// Start latencies of one phase, in milliseconds, sorted.
+struct Phase {
+    latencies_ms: Vec<f64>,
+}
+
+impl Phase {
+    fn report(&self) -> serde_json::Value {
+        let l = &self.latencies_ms;
+        json!({
+            "jobs": l.len(),
+            "p50_ms": percentile(l, 50.0),
+            "p99_ms": percentile(l, 99.0),
+            "max_ms": l.last().copied().unwrap_or(0.0),
+        })
+    }
+}
+
+pub async fn fairness(
+    store: &Store,
+    sandbox: Sandbox,
+    f: Fairness,
+) -> anyhow::Result<serde_json::Value> {
+    if f.workers == 0 || f.concurrency == 0 || f.light == 0 || f.every_ms == 0 {
+        bail!("--workers, --concurrency, --light and --every-ms must be at least 1");
+    }
+    let stop = CancellationToken::new();
+    let mut handles = Vec::with_capacity(f.workers);
+    for i in 0..f.workers {
+        let mut config = WorkerConfig::new(format!("bench-fairness-{i}"));
+        config.concurrency = f.concurrency;
+        config.prefetch = f.prefetch;
+        config.tenants = Some(vec![BENCH_TENANT.into(), LIGHT_TENANT.into()]);
+        let run = worker::run(store.clone(), sandbox.clone(), config, stop.clone());
+        handles.push(tokio::spawn(run));
+    }
+    let outcome = phases(store, &f).await;
+    stop.cancel();
+    for handle in handles {
+        handle.await.context("worker task")??;
+    }
+    let (solo, flood, flood_left) = outcome?;
+    let solo_p99 = percentile(&solo.latencies_ms, 99.0);
+    let flood_p99 = percentile(&flood.latencies_ms, 99.0);
+    let target = f.flood_ms as f64 + solo_p99;
+    Ok(json!({
+        "cmd": "fairness", "flood": f.flood, "flood_ms": f.flood_ms, "light": f.light,
+        "light_ms": f.light_ms, "every_ms": f.every_ms, "c": f.concurrency,
+        "prefetch": f.prefetch, "workers": f.workers,
+        "solo": solo.report(), "beside_flood": flood.report(),
+        "p99_ratio": if solo_p99 > 0.0 { flood_p99 / solo_p99 } else { 0.0 },
+        "target_p99_ms": target, "target_met": flood_p99 <= target,
+        // Flood jobs still pending when the last light job started: 0 means the flood
+        // ran out during the measurement, and the "beside" figures are not beside it.
+        "flood_pending_at_end": flood_left,
+    }))
+}
+
+/// Warm-up, the solo phase, then the flood phase; returns both and the flood left over.
+async fn phases(store: &Store, f: &Fairness) -> anyhow::Result<(Phase, Phase, i64)> {
+    // Warm-up, untimed: the first jobs load the component and open pool connections.
+    light_phase(store, f, 5.min(f.light)).await?;
+    eprintln!(
+        "solo: {} light jobs of {} ms, one every {} ms",
+        f.light, f.light_ms, f.every_ms
+    );
+    let solo = light_phase(store, f, f.light).await?;
+    eprintln!(
+        "flood: {} jobs of {} ms queued by {BENCH_TENANT}",
+        f.flood, f.flood_ms
+    );
+    let flood_jobs: Vec<NewJob> = (0..f.flood)
+        .map(|_| sleep_job(BENCH_TENANT, f.flood_ms))
+        .collect();
+    for chunk in flood_jobs.chunks(5_000) {
+        store.enqueue_many(chunk).await?;
+    }
+    let beside = light_phase(store, f, f.light).await?;
+    let left = store.count_pending(Some(BENCH_TENANT)).await?;
+    Ok((solo, beside, left))
+}
+
+fn sleep_job(tenant: &str, ms: u64) -> NewJob {
+    NewJob::new(tenant, SLEEP_TYPE, format!("{{\"ms\":{ms}}}").into_bytes())
+}
+
+/// Enqueues `count` light jobs at the fixed rate and waits until each has started.
+async fn light_phase(store: &Store, f: &Fairness, count: usize) -> anyhow::Result<Phase> {
+    let gap = Duration::from_millis(f.every_ms);
+    let start = tokio::time::Instant::now();
+    let mut ids = Vec::with_capacity(count);
+    for i in 0..count {
+        tokio::time::sleep_until(start + gap * i as u32).await;
+        ids.push(
+            store
+                .enqueue(&sleep_job(LIGHT_TENANT, f.light_ms))
+                .await?
+                .id,
+        );
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut latencies_ms = Vec::with_capacity(count);
+    for id in ids {
+        loop {
+            let job = store
+                .get(Some(LIGHT_TENANT), id)
+                .await?
+                .context("a light job vanished")?;
+            let first = store
+                .attempts(Some(LIGHT_TENANT), id)
+                .await?
+                .into_iter()
+                .next();
+            if let Some(attempt) = first {
+                let waited = attempt.started_at - job.created_at;
+                latencies_ms.push(waited.num_microseconds().unwrap_or(i64::MAX) as f64 / 1e3);
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!("light job {id} did not start within a minute");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    latencies_ms.sort_by(f64::total_cmp);
+    Ok(Phase { latencies_ms })
+}

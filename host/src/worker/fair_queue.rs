@@ -1,0 +1,156 @@
+//! The prefetch queue, fair between tenants: [`FairQueue`] hands a freed slot the queued
+//! job of the tenant that has the fewest jobs executing on this worker (ties: the job
+//! claimed first), so a light tenant's prefetched job never waits behind a flood's
+//! (issue #22). Within a tenant, jobs start in claim order (priority, then run_at).
+//!
+//! Pure bookkeeping: no I/O, no clock. Must not claim or start anything (`slots` does).
+
+use std::collections::{HashMap, VecDeque};
+
+use sluice_store::ClaimedJob;
+
+/// Claimed jobs waiting for a slot, one FIFO per tenant.
+#[derive(Default)]
+pub(super) struct FairQueue {
+    by_tenant: HashMap<String, VecDeque<(u64, ClaimedJob)>>,
+    /// Jobs executing per tenant (only tenants with at least one).
+    executing: HashMap<String, usize>,
+    next_seq: u64,
+    len: usize,
+}
+
+impl FairQueue {
+    pub(super) fn push(&mut self, job: ClaimedJob) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.len += 1;
+        self.by_tenant
+            .entry(job.tenant.clone())
+            .or_default()
+            .push_back((seq, job));
+    }
+
+    /// The next job to start (and counts it as executing), or `None` when empty.
+    pub(super) fn pop(&mut self) -> Option<ClaimedJob> {
+        let tenant = self
+            .by_tenant
+            .iter()
+            .filter_map(|(tenant, jobs)| {
+                let (seq, _) = jobs.front()?;
+                let running = self.executing.get(tenant).copied().unwrap_or(0);
+                Some((running, *seq, tenant))
+            })
+            .min()
+            .map(|(_, _, tenant)| tenant.clone())?;
+        let jobs = self.by_tenant.get_mut(&tenant)?;
+        let (_, job) = jobs.pop_front()?;
+        if jobs.is_empty() {
+            self.by_tenant.remove(&tenant);
+        }
+        self.len -= 1;
+        *self.executing.entry(tenant).or_default() += 1;
+        Some(job)
+    }
+
+    /// A job of `tenant` that `pop` returned stopped executing.
+    pub(super) fn finished(&mut self, tenant: &str) {
+        if let Some(n) = self.executing.get_mut(tenant) {
+            *n -= 1;
+            if *n == 0 {
+                self.executing.remove(tenant);
+            }
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Every queued job, in claim order (for giving them back at shutdown).
+    pub(super) fn drain(&mut self) -> Vec<ClaimedJob> {
+        let mut all: Vec<(u64, ClaimedJob)> =
+            self.by_tenant.drain().flat_map(|(_, jobs)| jobs).collect();
+        all.sort_by_key(|(seq, _)| *seq);
+        self.len = 0;
+        all.into_iter().map(|(_, job)| job).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Utc;
+    use sluice_store::Lease;
+    use uuid::Uuid;
+
+    fn job(id: i64, tenant: &str) -> ClaimedJob {
+        ClaimedJob {
+            id,
+            tenant: tenant.into(),
+            job_type: "t".into(),
+            payload: Vec::new(),
+            priority: 0,
+            attempt: 1,
+            max_attempts: 3,
+            lease: Lease {
+                job_id: id,
+                token: Uuid::nil(),
+            },
+            locked_until: Utc::now(),
+        }
+    }
+
+    fn ids(q: &mut FairQueue, n: usize) -> Vec<i64> {
+        (0..n).filter_map(|_| q.pop().map(|j| j.id)).collect()
+    }
+
+    #[test]
+    fn one_tenant_starts_in_claim_order() {
+        let mut q = FairQueue::default();
+        (1..=4).for_each(|i| q.push(job(i, "a")));
+        assert_eq!(ids(&mut q, 5), vec![1, 2, 3, 4]);
+        assert_eq!(q.len(), 0);
+    }
+
+    #[test]
+    fn a_light_tenant_queued_behind_a_flood_starts_next() {
+        let mut q = FairQueue::default();
+        (1..=100).for_each(|i| q.push(job(i, "flood")));
+        // Eight slots busy with the flood.
+        assert_eq!(ids(&mut q, 8), (1..=8).collect::<Vec<_>>());
+        q.push(job(1000, "light"));
+        // A slot frees: the light tenant (0 executing) goes before the flood (7).
+        q.finished("flood");
+        assert_eq!(ids(&mut q, 1), vec![1000]);
+        // Then the flood resumes in order.
+        q.finished("light");
+        q.finished("flood");
+        assert_eq!(ids(&mut q, 1), vec![9]);
+        assert_eq!(q.len(), 91);
+    }
+
+    #[test]
+    fn tenants_alternate_and_ties_go_to_the_earlier_claim() {
+        let mut q = FairQueue::default();
+        for i in 0..3 {
+            q.push(job(10 + i, "a"));
+            q.push(job(20 + i, "b"));
+        }
+        assert_eq!(ids(&mut q, 6), vec![10, 20, 11, 21, 12, 22]);
+    }
+
+    #[test]
+    fn drain_gives_everything_back_in_claim_order() {
+        let mut q = FairQueue::default();
+        q.push(job(3, "a"));
+        q.push(job(1, "b"));
+        q.push(job(2, "a"));
+        assert_eq!(
+            q.drain().iter().map(|j| j.id).collect::<Vec<_>>(),
+            vec![3, 1, 2]
+        );
+        assert_eq!(q.len(), 0);
+        assert!(q.pop().is_none());
+        q.finished("nobody"); // a stray finish is harmless
+    }
+}
