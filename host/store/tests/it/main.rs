@@ -18,5 +18,6 @@ mod migrate;
 mod reap;
 mod retention;
 mod schedules;
+mod schema_file;
 mod sql_enqueue;
 mod stats;
