@@ -434,13 +434,9 @@ CREATE OR REPLACE FUNCTION sluice.enqueue(tenant text, job_type text, payload js
 AS $function$
 #variable_conflict use_column
 DECLARE
-    v_tenant_limit  integer;
-    v_type_attempts integer;
-    v_limit         bigint;
-    v_bytes         bytea;
-    v_run_at        timestamptz := coalesce(enqueue.run_at, now());
-    v_id            bigint;
-    v_round         integer;
+    v_run_at timestamptz := coalesce(enqueue.run_at, now());
+    v_result record;
+    v_round  integer;
 BEGIN
     IF enqueue.tenant IS NULL THEN
         RAISE EXCEPTION 'invalid tenant: must not be NULL'
@@ -484,75 +480,239 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value', COLUMN = 'key_scope';
     END IF;
 
-    SELECT t.max_payload_bytes INTO v_tenant_limit
-    FROM sluice.tenants t WHERE t.id = enqueue.tenant;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'unknown tenant "%": create it first (sluice tenants create %)',
-                enqueue.tenant, enqueue.tenant
-            USING ERRCODE = 'foreign_key_violation', COLUMN = 'tenant';
-    END IF;
-    SELECT jt.max_attempts INTO v_type_attempts
-    FROM sluice.job_types jt WHERE jt.tenant = enqueue.tenant AND jt.name = enqueue.job_type;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'unknown job type "%" for tenant "%": register it with a component first',
-                enqueue.job_type, enqueue.tenant
-            USING ERRCODE = 'foreign_key_violation', COLUMN = 'job_type';
-    END IF;
-
-    v_bytes := convert_to(enqueue.payload::text, 'UTF8');
-    v_limit := coalesce(v_tenant_limit::bigint,
-                        nullif(current_setting('sluice.default_max_payload_bytes', true), '')::bigint,
-                        1048576);
-    IF octet_length(v_bytes) > v_limit THEN
-        RAISE EXCEPTION 'payload is % bytes, over the limit of % bytes: store large data elsewhere and pass a reference',
-                octet_length(v_bytes), v_limit
-            USING ERRCODE = 'program_limit_exceeded', COLUMN = 'payload';
-    END IF;
-
-    IF enqueue.idempotency_key IS NULL THEN
-        INSERT INTO sluice.jobs (tenant, job_type, payload, priority, run_at, max_attempts, key_scope)
-        VALUES (enqueue.tenant, enqueue.job_type, v_bytes, enqueue.priority, v_run_at,
-                coalesce(enqueue.max_attempts, v_type_attempts),
-                enqueue.key_scope::sluice.key_scope)
-        RETURNING id INTO v_id;
-    ELSE
-        -- The unique index jobs_idempotency_key_uidx is the authority. A holder that
-        -- commits while this statement waits is skipped by ON CONFLICT, and the next
-        -- statement (a new snapshot under READ COMMITTED) finds it; a holder that frees
-        -- its key in between lets the next round insert.
-        FOR v_round IN 1..16 LOOP
-            INSERT INTO sluice.jobs (tenant, job_type, payload, priority, run_at, max_attempts,
-                                     idempotency_key, key_scope)
-            VALUES (enqueue.tenant, enqueue.job_type, v_bytes, enqueue.priority, v_run_at,
-                    coalesce(enqueue.max_attempts, v_type_attempts), enqueue.idempotency_key,
-                    enqueue.key_scope::sluice.key_scope)
-            ON CONFLICT DO NOTHING
-            RETURNING id INTO v_id;
-            IF v_id IS NOT NULL THEN
-                EXIT;
-            END IF;
-            SELECT j.id INTO v_id
-            FROM sluice.jobs j
-            WHERE j.tenant = enqueue.tenant AND j.idempotency_key = enqueue.idempotency_key
-              AND (j.key_scope = 'retained' OR j.state IN ('pending', 'running'));
-            IF v_id IS NOT NULL THEN
-                RETURN v_id; -- a duplicate: nothing created, nothing to announce
-            END IF;
-        END LOOP;
-        IF v_id IS NULL THEN
-            RAISE EXCEPTION 'idempotency key "%" of tenant "%" kept changing hands during enqueue; retry later',
-                    enqueue.idempotency_key, enqueue.tenant
-                USING ERRCODE = 'serialization_failure', COLUMN = 'idempotency_key';
+    -- The unique index jobs_idempotency_key_uidx is the authority. A holder that commits
+    -- while a round waits is skipped by ON CONFLICT and unseen by its snapshot (holder
+    -- NULL); the next round is a new statement (a new snapshot under READ COMMITTED)
+    -- and finds it, or inserts if the holder freed its key in between.
+    FOR v_round IN 1..16 LOOP
+        SELECT * INTO v_result
+        FROM sluice.enqueue_jobs(
+            ARRAY[enqueue.tenant], ARRAY[enqueue.job_type],
+            ARRAY[convert_to(enqueue.payload::text, 'UTF8')],
+            ARRAY[enqueue.priority::smallint], NULL, ARRAY[v_run_at],
+            ARRAY[enqueue.max_attempts],
+            CASE WHEN enqueue.idempotency_key IS NOT NULL THEN ARRAY[enqueue.idempotency_key] END,
+            ARRAY[enqueue.key_scope],
+            coalesce(nullif(current_setting('sluice.default_max_payload_bytes', true), '')::bigint,
+                     1048576));
+        IF v_result.problem = 'tenant' THEN
+            RAISE EXCEPTION 'unknown tenant "%": create it first (sluice tenants create %)',
+                    enqueue.tenant, enqueue.tenant
+                USING ERRCODE = 'foreign_key_violation', COLUMN = 'tenant';
+        ELSIF v_result.problem = 'job_type' THEN
+            RAISE EXCEPTION 'unknown job type "%" for tenant "%": register it with a component first',
+                    enqueue.job_type, enqueue.tenant
+                USING ERRCODE = 'foreign_key_violation', COLUMN = 'job_type';
+        ELSIF v_result.problem IS NOT NULL THEN
+            RAISE EXCEPTION 'payload is % bytes, over the limit of % bytes: store large data elsewhere and pass a reference',
+                    v_result.payload_size, v_result.payload_limit
+                USING ERRCODE = 'program_limit_exceeded', COLUMN = 'payload';
         END IF;
-    END IF;
-
-    IF v_run_at <= now() THEN
-        PERFORM pg_notify('sluice_jobs', '');
-    END IF;
-    RETURN v_id;
+        IF v_result.dup_ords IS NULL THEN
+            RETURN v_result.ids[1]; -- created
+        END IF;
+        IF v_result.dup_holders[1] IS NOT NULL THEN
+            RETURN v_result.dup_holders[1]; -- a duplicate: nothing created
+        END IF;
+    END LOOP;
+    RAISE EXCEPTION 'idempotency key "%" of tenant "%" kept changing hands during enqueue; retry later',
+            enqueue.idempotency_key, enqueue.tenant
+        USING ERRCODE = 'serialization_failure', COLUMN = 'idempotency_key';
 END
 $function$;
 REVOKE EXECUTE ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text) FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint)
+ RETURNS TABLE(problem text, problem_ord bigint, payload_size bigint, payload_limit bigint, ids bigint[], dup_ords bigint[], dup_holders bigint[])
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    -- p_delay_us .. p_key_scope may be NULL instead of an array when no row sets them:
+    -- SRFs in one SELECT list run in lockstep and a shorter (or NULL) array is padded
+    -- with NULLs, so a client need not send 100k defaults.
+    IF p_idempotency_key IS NULL THEN
+        RETURN QUERY
+        WITH groups AS (
+            SELECT g.tenant, g.job_type, g.first_ord, g.max_size,
+                   t.id IS NOT NULL AS tenant_ok,
+                   jt.name IS NOT NULL AS type_ok,
+                   coalesce(t.max_payload_bytes, p_default_max_payload) AS payload_limit
+            FROM (
+                SELECT u.tenant, u.job_type, min(u.ord) AS first_ord, max(u.size) AS max_size
+                FROM (SELECT unnest(p_tenant) AS tenant, unnest(p_job_type) AS job_type,
+                             octet_length(unnest(p_payload))::int8 AS size,
+                             generate_series(1::int8, cardinality(p_tenant)) AS ord) u
+                GROUP BY u.tenant, u.job_type
+            ) g
+            LEFT JOIN sluice.tenants t ON t.id = g.tenant
+            LEFT JOIN sluice.job_types jt ON jt.tenant = g.tenant AND jt.name = g.job_type
+        ),
+        first_problem AS (
+            SELECT g.first_ord,
+                   CASE WHEN NOT g.tenant_ok THEN 'tenant'
+                        WHEN NOT g.type_ok THEN 'job_type'
+                        ELSE 'payload' END AS problem,
+                   g.max_size, g.payload_limit
+            FROM groups g
+            WHERE NOT g.tenant_ok OR NOT g.type_ok OR g.max_size > g.payload_limit
+            ORDER BY g.first_ord
+            LIMIT 1
+        ),
+        new_ids AS (
+            SELECT array_agg(nextval('sluice.jobs_id_seq')) AS a
+            FROM generate_series(1, cardinality(p_tenant))
+            WHERE NOT EXISTS (SELECT 1 FROM first_problem)
+            HAVING count(*) > 0
+        ),
+        inserted AS (
+            INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at,
+                                     max_attempts, key_scope)
+            SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
+                   coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
+                   coalesce(u.max_attempts, jt.max_attempts),
+                   coalesce(u.key_scope, 'retained')::sluice.key_scope
+            FROM (SELECT unnest(n.a) AS id, unnest(p_tenant) AS tenant,
+                         unnest(p_job_type) AS job_type, unnest(p_payload) AS payload,
+                         unnest(p_priority) AS priority, unnest(p_delay_us) AS delay_us,
+                         unnest(p_at) AS at, unnest(p_max_attempts) AS max_attempts,
+                         unnest(p_key_scope) AS key_scope
+                  FROM new_ids n) u
+            JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
+        ),
+        -- The earliest due time of the batch, from the inputs (so no CTE reads back a
+        -- payload): every row is inserted or the statement fails.
+        first_due AS (
+            SELECT min(coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond')) AS at
+            FROM (SELECT unnest(n.a) AS id, unnest(p_delay_us) AS delay_us,
+                         unnest(p_at) AS at
+                  FROM new_ids n) u
+        ),
+        notified AS (
+            SELECT pg_notify('sluice_jobs',
+                             CASE WHEN f.at <= now() THEN ''
+                                  ELSE ceil(extract(epoch FROM f.at - now()) * 1000000)::int8::text
+                             END)
+            FROM first_due f
+            WHERE f.at IS NOT NULL
+        )
+        SELECT p.problem, p.first_ord, p.max_size, p.payload_limit,
+               (SELECT n.a FROM new_ids n),
+               NULL::int8[], NULL::int8[]
+        FROM (SELECT count(*) AS sent FROM notified) one
+        LEFT JOIN first_problem p ON true;
+    ELSE
+        RETURN QUERY
+        WITH groups AS (
+            SELECT g.tenant, g.job_type, g.first_ord, g.max_size,
+                   t.id IS NOT NULL AS tenant_ok,
+                   jt.name IS NOT NULL AS type_ok,
+                   coalesce(t.max_payload_bytes, p_default_max_payload) AS payload_limit
+            FROM (
+                SELECT u.tenant, u.job_type, min(u.ord) AS first_ord, max(u.size) AS max_size
+                FROM (SELECT unnest(p_tenant) AS tenant, unnest(p_job_type) AS job_type,
+                             octet_length(unnest(p_payload))::int8 AS size,
+                             generate_series(1::int8, cardinality(p_tenant)) AS ord) u
+                GROUP BY u.tenant, u.job_type
+            ) g
+            LEFT JOIN sluice.tenants t ON t.id = g.tenant
+            LEFT JOIN sluice.job_types jt ON jt.tenant = g.tenant AND jt.name = g.job_type
+        ),
+        first_problem AS (
+            SELECT g.first_ord,
+                   CASE WHEN NOT g.tenant_ok THEN 'tenant'
+                        WHEN NOT g.type_ok THEN 'job_type'
+                        ELSE 'payload' END AS problem,
+                   g.max_size, g.payload_limit
+            FROM groups g
+            WHERE NOT g.tenant_ok OR NOT g.type_ok OR g.max_size > g.payload_limit
+            ORDER BY g.first_ord
+            LIMIT 1
+        ),
+        new_ids AS (
+            SELECT array_agg(nextval('sluice.jobs_id_seq')) AS a
+            FROM generate_series(1, cardinality(p_tenant))
+            WHERE NOT EXISTS (SELECT 1 FROM first_problem)
+            HAVING count(*) > 0
+        ),
+        ins_plain AS (
+            INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at,
+                                     max_attempts, key_scope)
+            SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
+                   coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
+                   coalesce(u.max_attempts, jt.max_attempts),
+                   coalesce(u.key_scope, 'retained')::sluice.key_scope
+            FROM (SELECT unnest(n.a) AS id, unnest(p_tenant) AS tenant,
+                         unnest(p_job_type) AS job_type, unnest(p_payload) AS payload,
+                         unnest(p_priority) AS priority, unnest(p_delay_us) AS delay_us,
+                         unnest(p_at) AS at, unnest(p_max_attempts) AS max_attempts,
+                         unnest(p_idempotency_key) AS idempotency_key,
+                         unnest(p_key_scope) AS key_scope
+                  FROM new_ids n) u
+            JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
+            WHERE u.idempotency_key IS NULL
+        ),
+        keyless_first AS (
+            SELECT min(coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond')) AS at
+            FROM (SELECT unnest(n.a) AS id, unnest(p_delay_us) AS delay_us,
+                         unnest(p_at) AS at, unnest(p_idempotency_key) AS idempotency_key
+                  FROM new_ids n) u
+            WHERE u.idempotency_key IS NULL
+        ),
+        ins_keyed AS (
+            INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at,
+                                     max_attempts, idempotency_key, key_scope)
+            SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
+                   coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
+                   coalesce(u.max_attempts, jt.max_attempts), u.idempotency_key,
+                   coalesce(u.key_scope, 'retained')::sluice.key_scope
+            FROM (SELECT unnest(n.a) AS id, unnest(p_tenant) AS tenant,
+                         unnest(p_job_type) AS job_type, unnest(p_payload) AS payload,
+                         unnest(p_priority) AS priority, unnest(p_delay_us) AS delay_us,
+                         unnest(p_at) AS at, unnest(p_max_attempts) AS max_attempts,
+                         unnest(p_idempotency_key) AS idempotency_key,
+                         unnest(p_key_scope) AS key_scope
+                  FROM new_ids n) u
+            JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
+            WHERE u.idempotency_key IS NOT NULL
+            ON CONFLICT DO NOTHING
+            RETURNING sluice.jobs.id, sluice.jobs.run_at
+        ),
+        -- Rows skipped by ON CONFLICT, with the job now holding their key. This reads the
+        -- statement's snapshot: a holder that committed after it began is not seen and
+        -- comes back NULL, for the caller to retry in a new statement.
+        dups AS (
+            SELECT u.ord,
+                   (SELECT j.id FROM sluice.jobs j
+                    WHERE j.tenant = u.tenant AND j.idempotency_key = u.idempotency_key
+                      AND (j.key_scope = 'retained' OR j.state IN ('pending', 'running'))) AS holder
+            FROM (SELECT unnest(n.a) AS id, unnest(p_tenant) AS tenant,
+                         unnest(p_idempotency_key) AS idempotency_key,
+                         generate_series(1::int8, cardinality(n.a)) AS ord
+                  FROM new_ids n) u
+            WHERE u.idempotency_key IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM ins_keyed k WHERE k.id = u.id)
+        ),
+        first_due AS (
+            SELECT least((SELECT k.at FROM keyless_first k),
+                         (SELECT min(k.run_at) FROM ins_keyed k)) AS at
+        ),
+        notified AS (
+            SELECT pg_notify('sluice_jobs',
+                             CASE WHEN f.at <= now() THEN ''
+                                  ELSE ceil(extract(epoch FROM f.at - now()) * 1000000)::int8::text
+                             END)
+            FROM first_due f
+            WHERE f.at IS NOT NULL
+        )
+        SELECT p.problem, p.first_ord, p.max_size, p.payload_limit,
+               (SELECT n.a FROM new_ids n),
+               (SELECT array_agg(d.ord ORDER BY d.ord) FROM dups d),
+               (SELECT array_agg(d.holder ORDER BY d.ord) FROM dups d)
+        FROM (SELECT count(*) AS sent FROM notified) one
+        LEFT JOIN first_problem p ON true;
+    END IF;
+END
+$function$;
 
 
 -- Triggers
@@ -563,4 +723,5 @@ REVOKE EXECUTE ON FUNCTION sluice.enqueue(tenant text, job_type text, payload js
 -- Comments
 -- --------
 COMMENT ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text) IS 'Enqueue one Sluice job inside the caller''s transaction; returns the job id (the existing one for a duplicate idempotency key). See docs/enqueue-from-sql.md.';
+COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint) IS 'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys and one wake-up notice. Used by the Rust enqueue, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql.';
 COMMENT ON VIEW sluice.job_attempts IS 'Every attempt of every job: the history table plus the attempt a running or completed job holds on its row.';

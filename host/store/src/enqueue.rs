@@ -1,6 +1,9 @@
 //! Enqueue: one job or many, in one round-trip, with idempotency keys.
 //!
-//! Owns: the INSERT into `sluice.jobs` and the `sluice_jobs` notification it sends.
+//! Owns: the Rust side of making jobs pending: validation, folding repeated keys of a
+//! batch, and retrying rows whose key holder committed mid-statement. The INSERT and the
+//! `sluice_jobs` notification are `sluice.enqueue_jobs(...)` (migration 0011), which
+//! `sluice.enqueue(...)` and the scheduler call too.
 //! Must not: write anything when any row of a batch is invalid, or decide duplicates in
 //! Rust — the unique index `jobs_idempotency_key_uidx` is the authority (Rust only folds
 //! repeats of one key inside a single batch, which one statement cannot see).
@@ -11,7 +14,6 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use crate::job_types::validate_job_type_name;
-use crate::listen::JOBS_CHANNEL;
 use crate::types::KeyScope;
 use crate::{Store, StoreError, tenants, text, time_range};
 
@@ -102,15 +104,11 @@ pub struct Enqueued {
 /// committed during the statement) are retried before giving up.
 const MAX_KEY_ROUNDS: usize = 16;
 
-/// Batches without idempotency keys: a plain INSERT, which inserts every row or fails.
-/// The two variants share their checks and parameters (see the files' headers).
-const ENQUEUE_PLAIN: &str = include_str!("../sql/enqueue/plain.sql");
+/// The batch, through `sluice.enqueue_jobs(...)` (migration 0011): the one INSERT of new
+/// jobs, shared with `sluice.enqueue(...)` and the scheduler (see the file's header).
+const ENQUEUE_JOBS: &str = include_str!("../sql/enqueue/enqueue_jobs.sql");
 
-/// Batches with keys: keyed rows go through `ON CONFLICT DO NOTHING` against
-/// `jobs_idempotency_key_uidx` and come back with the job holding their key.
-const ENQUEUE_KEYED: &str = include_str!("../sql/enqueue/keyed.sql");
-
-/// The single result row of either variant.
+/// The single result row of `sluice.enqueue_jobs(...)`.
 #[derive(sqlx::FromRow)]
 struct EnqueueRow {
     problem: Option<String>,
@@ -313,12 +311,7 @@ impl Store {
         let scope: Option<Vec<&str>> = rows()
             .any(|j| j.key_scope != KeyScope::Retained)
             .then(|| rows().map(|j| j.key_scope.as_str()).collect());
-        let sql = if key.is_some() {
-            ENQUEUE_KEYED
-        } else {
-            ENQUEUE_PLAIN
-        };
-        let row: EnqueueRow = sqlx::query_as(sql)
+        let row: EnqueueRow = sqlx::query_as(ENQUEUE_JOBS)
             .bind(tenant)
             .bind(job_type)
             .bind(payload)
@@ -329,7 +322,6 @@ impl Store {
             .bind(key)
             .bind(scope)
             .bind(self.default_max_payload_bytes)
-            .bind(JOBS_CHANNEL)
             .fetch_one(&self.pool)
             .await?;
         Ok(row)

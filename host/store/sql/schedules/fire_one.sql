@@ -2,35 +2,35 @@
 -- schedules/lock_due.sql locked, in the same transaction.
 -- $1 schedule id (int8), $2 slots to fire (timestamptz[]), $3 their run_at, same order
 -- (timestamptz[]), $4 the new next_slot (timestamptz or NULL), $5 slots the plan skipped
--- (int8), $6 notification channel ('sluice_jobs').
+-- (int8), $6 default payload limit (int8, for tenants without max_payload_bytes).
 --
--- `planned` draws the job ids up front (it is materialised once: it is referenced twice
--- and calls a volatile function), so the job rows and the slot rows share them; one
+-- The jobs are inserted by sluice.enqueue_jobs(...) (migration 0011), like every other
+-- new job: it checks the job type still exists and the payload still fits the tenant's
+-- limit, draws the ids in slot order and sends the wake-up notice. Then one
 -- schedule_slots row per job, whose primary key (schedule_id, slot) makes a slot fired
--- twice abort the transaction. When the job type is gone, nothing is inserted, the slots
--- count as skipped and last_error says why.
+-- twice abort the transaction. When the jobs cannot be enqueued, nothing is inserted,
+-- the slots count as skipped and last_error says why.
 WITH s AS (
-    SELECT s.tenant, s.job_type, s.payload, s.priority,
-           coalesce(s.max_attempts, jt.max_attempts) AS max_attempts,
-           jt.name IS NOT NULL AS type_ok
+    SELECT s.tenant, s.job_type, s.payload, s.priority, s.max_attempts,
+           cardinality($2::timestamptz[]) AS n
     FROM sluice.schedules s
-    LEFT JOIN sluice.job_types jt ON jt.tenant = s.tenant AND jt.name = s.job_type
     WHERE s.id = $1
 ),
-planned AS (
-    SELECT u.slot, u.run_at, nextval('sluice.jobs_id_seq') AS job_id
-    FROM unnest($2::timestamptz[], $3::timestamptz[]) AS u(slot, run_at)
-    WHERE (SELECT type_ok FROM s)
-),
-jobs_ins AS (
-    INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at, max_attempts)
-    SELECT p.job_id, s.tenant, s.job_type, s.payload, s.priority, p.run_at, s.max_attempts
-    FROM planned p CROSS JOIN s
-    RETURNING id, run_at
+enqueued AS (
+    SELECT e.problem, e.payload_size, e.payload_limit, e.ids
+    FROM s
+    CROSS JOIN LATERAL sluice.enqueue_jobs(
+        array_fill(s.tenant, ARRAY[s.n]), array_fill(s.job_type, ARRAY[s.n]),
+        array_fill(s.payload, ARRAY[s.n]), array_fill(s.priority, ARRAY[s.n]),
+        NULL, $3::timestamptz[], array_fill(s.max_attempts, ARRAY[s.n]),
+        NULL, NULL, $6::int8) e
 ),
 slots_ins AS (
     INSERT INTO sluice.schedule_slots (schedule_id, slot, job_id)
-    SELECT $1, p.slot, p.job_id FROM planned p
+    SELECT $1, u.slot, u.job_id
+    FROM enqueued e
+    CROSS JOIN LATERAL unnest($2::timestamptz[], e.ids) AS u(slot, job_id)
+    WHERE e.ids IS NOT NULL
     RETURNING slot
 ),
 upd AS (
@@ -42,16 +42,18 @@ upd AS (
             + (cardinality($2::timestamptz[]) - (SELECT count(*) FROM slots_ins)),
         last_error = CASE
             WHEN cardinality($2::timestamptz[]) = 0 THEN last_error
-            WHEN (SELECT type_ok FROM s) THEN NULL
-            ELSE format('job type %s no longer exists: its slots are skipped', job_type)
+            WHEN (SELECT e.problem FROM enqueued e) IS NULL THEN NULL
+            WHEN (SELECT e.problem FROM enqueued e) = 'job_type'
+                THEN format('job type %s no longer exists: its slots are skipped', job_type)
+            WHEN (SELECT e.problem FROM enqueued e) = 'payload'
+                THEN format('payload is %s bytes, over the limit of %s bytes: its slots are skipped',
+                            (SELECT e.payload_size FROM enqueued e),
+                            (SELECT e.payload_limit FROM enqueued e))
+            ELSE format('tenant %s no longer exists: its slots are skipped', tenant)
         END,
         updated_at = now()
     WHERE id = $1
     RETURNING id
-),
-notified AS (
-    SELECT pg_notify($6, '') WHERE EXISTS (SELECT 1 FROM jobs_ins WHERE run_at <= now())
 )
-SELECT (SELECT array_agg(id ORDER BY id) FROM jobs_ins) AS job_ids,
-       (SELECT count(*) FROM upd) AS updated,
-       (SELECT count(*) FROM notified) AS notified
+SELECT (SELECT e.ids FROM enqueued e) AS job_ids,
+       (SELECT count(*) FROM upd) AS updated

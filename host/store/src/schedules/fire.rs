@@ -15,7 +15,6 @@
 use chrono::{DateTime, Utc};
 
 use super::slots::{self, jitter_offset, parse_cron, parse_tz};
-use crate::listen::JOBS_CHANNEL;
 use crate::{Store, StoreError};
 
 /// What one call to [`Store::fire_due_schedules`] did.
@@ -121,14 +120,14 @@ impl Store {
                 .iter()
                 .map(|&slot| slot + jitter_offset(schedule.id, slot, schedule.jitter_ms))
                 .collect();
-            let (job_ids, _updated, _notified): (Option<Vec<i64>>, i64, i64) =
+            let (job_ids, _updated): (Option<Vec<i64>>, i64) =
                 sqlx::query_as(FIRE_ONE)
                     .bind(schedule.id)
                     .bind(&plan.fire)
                     .bind(&run_at)
                     .bind(plan.next_slot)
                     .bind(plan.skipped as i64)
-                    .bind(JOBS_CHANNEL)
+                    .bind(self.default_max_payload_bytes)
                     .fetch_one(&mut *tx)
                     .await?;
             let job_ids = job_ids.unwrap_or_default();
