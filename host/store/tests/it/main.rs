@@ -20,4 +20,5 @@ mod retention;
 mod schedules;
 mod schema_file;
 mod sql_enqueue;
+mod sql_files;
 mod stats;
