@@ -55,9 +55,7 @@ impl Store {
     /// Refreshes the planner's statistics on the jobs table (after a bulk load, so the
     /// next claims are planned for the table as it is).
     pub async fn analyze_jobs(&self) -> Result<(), StoreError> {
-        sqlx::query(ANALYZE_JOBS)
-            .execute(&self.pool)
-            .await?;
+        sqlx::query(ANALYZE_JOBS).execute(&self.pool).await?;
         Ok(())
     }
 }

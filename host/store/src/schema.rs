@@ -16,10 +16,9 @@ impl Store {
     /// it does not know; otherwise `StoreError::SchemaMismatch` naming both versions.
     pub async fn check_schema(&self) -> Result<(), StoreError> {
         let binary = MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0);
-        let table: Option<String> =
-            sqlx::query_scalar(MIGRATIONS_TABLE)
-                .fetch_one(&self.pool)
-                .await?;
+        let table: Option<String> = sqlx::query_scalar(MIGRATIONS_TABLE)
+            .fetch_one(&self.pool)
+            .await?;
         let database: Option<i64> = match table {
             None => None,
             Some(_) => {

@@ -120,16 +120,15 @@ impl Store {
                 .iter()
                 .map(|&slot| slot + jitter_offset(schedule.id, slot, schedule.jitter_ms))
                 .collect();
-            let (job_ids, _updated): (Option<Vec<i64>>, i64) =
-                sqlx::query_as(FIRE_ONE)
-                    .bind(schedule.id)
-                    .bind(&plan.fire)
-                    .bind(&run_at)
-                    .bind(plan.next_slot)
-                    .bind(plan.skipped as i64)
-                    .bind(self.default_max_payload_bytes)
-                    .fetch_one(&mut *tx)
-                    .await?;
+            let (job_ids, _updated): (Option<Vec<i64>>, i64) = sqlx::query_as(FIRE_ONE)
+                .bind(schedule.id)
+                .bind(&plan.fire)
+                .bind(&run_at)
+                .bind(plan.next_slot)
+                .bind(plan.skipped as i64)
+                .bind(self.default_max_payload_bytes)
+                .fetch_one(&mut *tx)
+                .await?;
             let job_ids = job_ids.unwrap_or_default();
             report.skipped += plan.skipped + (plan.fire.len() - job_ids.len()) as u64;
             report.job_ids.extend(job_ids);

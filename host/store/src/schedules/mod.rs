@@ -352,7 +352,7 @@ impl Store {
     pub async fn next_schedule_due_in(&self) -> Result<Option<Duration>, StoreError> {
         let micros: Option<i64> = sqlx::query_scalar(NEXT_SCHEDULE_DUE)
             .fetch_one(&self.pool)
-        .await?;
+            .await?;
         Ok(micros.map(|us| Duration::from_micros(us.max(0) as u64)))
     }
 
@@ -369,11 +369,11 @@ impl Store {
         let mut total = 0;
         loop {
             let n = sqlx::query(PRUNE_SLOTS)
-            .bind(age)
-            .bind(i64::from(batch.max(1)))
-            .execute(&self.pool)
-            .await?
-            .rows_affected();
+                .bind(age)
+                .bind(i64::from(batch.max(1)))
+                .execute(&self.pool)
+                .await?
+                .rows_affected();
             total += n;
             if n < u64::from(batch.max(1)) {
                 return Ok(total);
@@ -383,9 +383,7 @@ impl Store {
 
     /// The database's clock.
     pub(crate) async fn db_now(&self) -> Result<DateTime<Utc>, StoreError> {
-        Ok(sqlx::query_scalar(DB_NOW)
-            .fetch_one(&self.pool)
-            .await?)
+        Ok(sqlx::query_scalar(DB_NOW).fetch_one(&self.pool).await?)
     }
 }
 

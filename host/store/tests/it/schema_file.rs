@@ -112,20 +112,19 @@ async fn render(conn: &mut PgConnection) -> String {
     .await
     .unwrap();
     for (oid, name, options) in tables {
-        let columns: Vec<(String, String, bool, Option<String>, String, String)> =
-            sqlx::query_as(
-                "SELECT quote_ident(a.attname), format_type(a.atttypid, a.atttypmod),
+        let columns: Vec<(String, String, bool, Option<String>, String, String)> = sqlx::query_as(
+            "SELECT quote_ident(a.attname), format_type(a.atttypid, a.atttypmod),
                         a.attnotnull, pg_get_expr(d.adbin, d.adrelid),
                         a.attgenerated::text, a.attidentity::text
                  FROM pg_attribute a
                  LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
                  WHERE a.attrelid = $1::int8::oid AND a.attnum > 0 AND NOT a.attisdropped
                  ORDER BY a.attnum",
-            )
-            .bind(oid)
-            .fetch_all(&mut *conn)
-            .await
-            .unwrap();
+        )
+        .bind(oid)
+        .fetch_all(&mut *conn)
+        .await
+        .unwrap();
         // NOT NULL constraints are columns' attributes here; newer servers also list
         // them in pg_constraint (contype 'n'), which would only repeat them.
         let constraints: Vec<(String, String)> = sqlx::query_as(
@@ -159,14 +158,22 @@ async fn render(conn: &mut PgConnection) -> String {
         for (constraint, definition) in constraints {
             lines.push(format!("    CONSTRAINT {constraint} {definition}"));
         }
-        write!(out, "\nCREATE TABLE sluice.{name} (\n{}\n)", lines.join(",\n")).unwrap();
+        write!(
+            out,
+            "\nCREATE TABLE sluice.{name} (\n{}\n)",
+            lines.join(",\n")
+        )
+        .unwrap();
         match options {
             Some(options) => writeln!(out, " WITH (\n    {}\n);", options.join(",\n    ")).unwrap(),
             None => writeln!(out, ";").unwrap(),
         }
     }
 
-    section(&mut out, "Indexes (including those behind PRIMARY KEY and UNIQUE)");
+    section(
+        &mut out,
+        "Indexes (including those behind PRIMARY KEY and UNIQUE)",
+    );
     let indexes: Vec<(String,)> = sqlx::query_as(
         "SELECT pg_get_indexdef(i.indexrelid)
          FROM pg_index i
@@ -219,7 +226,11 @@ async fn render(conn: &mut PgConnection) -> String {
     for (signature, definition, public) in functions {
         writeln!(out, "\n{};", definition.trim_end()).unwrap();
         if !public {
-            writeln!(out, "REVOKE EXECUTE ON FUNCTION sluice.{signature} FROM PUBLIC;").unwrap();
+            writeln!(
+                out,
+                "REVOKE EXECUTE ON FUNCTION sluice.{signature} FROM PUBLIC;"
+            )
+            .unwrap();
         }
     }
 
@@ -339,9 +350,7 @@ pub fn line_diff(old: &str, new: &str) -> String {
     let mut last_shown: Option<usize> = None;
     let mut shown = 0;
     for k in 0..ops.len() {
-        let near = changed
-            .iter()
-            .any(|&c| c.abs_diff(k) <= 2);
+        let near = changed.iter().any(|&c| c.abs_diff(k) <= 2);
         if !near {
             continue;
         }

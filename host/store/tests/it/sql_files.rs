@@ -83,7 +83,9 @@ fn every_sql_file_is_used_and_documents_its_parameters() {
     for file in &sql_files {
         let name = file.strip_prefix("sql/").unwrap();
         if !src.contains(&format!("sql/{name}\")")) {
-            problems.push(format!("{file}: not included by any source file (include_str!)"));
+            problems.push(format!(
+                "{file}: not included by any source file (include_str!)"
+            ));
         }
         let sql = std::fs::read_to_string(dir.join(file)).unwrap();
         let head = header(&sql);
@@ -92,7 +94,9 @@ fn every_sql_file_is_used_and_documents_its_parameters() {
         }
         for n in placeholders(&sql) {
             if !head.contains(&format!("${n}")) {
-                problems.push(format!("{file}: ${n} is used but the header does not say what it is"));
+                problems.push(format!(
+                    "{file}: ${n} is used but the header does not say what it is"
+                ));
             }
         }
     }
@@ -178,7 +182,9 @@ fn every_statement_the_state_machine_names_exists() {
                 statements += 1;
                 let function = function.split('(').next().unwrap();
                 if !schema.contains(&format!("FUNCTION sluice.{function}(")) {
-                    problems.push(format!("{edge}: function sluice.{function} is not in schema.sql"));
+                    problems.push(format!(
+                        "{edge}: function sluice.{function} is not in schema.sql"
+                    ));
                 }
             } else if name.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
                 if !src.contains(&format!("pub async fn {name}(")) {
