@@ -15,6 +15,7 @@ mod lease;
 mod listen;
 mod maintenance;
 mod migrate;
+mod one_enqueue;
 mod reap;
 mod retention;
 mod schedules;
