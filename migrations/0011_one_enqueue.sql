@@ -26,9 +26,10 @@
 -- payload, exactly as the Rust statement did; there is no per-row function call. The
 -- PL/pgSQL wrapper adds one call per batch.
 --
--- Upgrading a live database: only CREATE OR REPLACE FUNCTION; no table is touched.
--- A binary built before this migration keeps working against it (its own statements
--- still insert directly).
+-- Upgrading a live database: only CREATE OR REPLACE FUNCTION; no table is touched and
+-- no lock beyond the functions' is taken. Processes already running keep working (their
+-- statements still insert directly); an older binary started afterwards stops at its
+-- schema check (`Store::check_schema`), as after any migration.
 
 CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(
     p_tenant              text[],
