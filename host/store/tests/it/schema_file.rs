@@ -34,6 +34,11 @@ const HEADER: &str = "\
 -- name.
 ";
 
+/// Name, type, start, increment, min, max, cycle, owning column.
+type SequenceRow = (String, String, i64, i64, i64, i64, bool, Option<String>);
+/// Name, type, not null, default or generation expression, attgenerated, attidentity.
+type ColumnRow = (String, String, bool, Option<String>, String, String);
+
 /// Renders the schema of the database `conn` is connected to.
 async fn render(conn: &mut PgConnection) -> String {
     // Every name outside pg_catalog comes out schema-qualified, whoever runs this.
@@ -67,9 +72,8 @@ async fn render(conn: &mut PgConnection) -> String {
     }
 
     section(&mut out, "Sequences");
-    let sequences: Vec<(String, String, i64, i64, i64, i64, bool, Option<String>)> =
-        sqlx::query_as(
-            "SELECT c.relname::text, format_type(s.seqtypid, NULL), s.seqstart, s.seqincrement,
+    let sequences: Vec<SequenceRow> = sqlx::query_as(
+        "SELECT c.relname::text, format_type(s.seqtypid, NULL), s.seqstart, s.seqincrement,
                     s.seqmin, s.seqmax, s.seqcycle,
                     (SELECT d.refobjid::regclass::text || '.' || quote_ident(a.attname)
                      FROM pg_depend d
@@ -81,10 +85,10 @@ async fn render(conn: &mut PgConnection) -> String {
              JOIN pg_namespace n ON n.oid = c.relnamespace
              WHERE n.nspname = 'sluice'
              ORDER BY 1",
-        )
-        .fetch_all(&mut *conn)
-        .await
-        .unwrap();
+    )
+    .fetch_all(&mut *conn)
+    .await
+    .unwrap();
     for (name, ty, start, increment, min, max, cycle, owned_by) in sequences {
         write!(
             out,
@@ -112,7 +116,7 @@ async fn render(conn: &mut PgConnection) -> String {
     .await
     .unwrap();
     for (oid, name, options) in tables {
-        let columns: Vec<(String, String, bool, Option<String>, String, String)> = sqlx::query_as(
+        let columns: Vec<ColumnRow> = sqlx::query_as(
             "SELECT quote_ident(a.attname), format_type(a.atttypid, a.atttypmod),
                         a.attnotnull, pg_get_expr(d.adbin, d.adrelid),
                         a.attgenerated::text, a.attidentity::text
@@ -349,15 +353,14 @@ pub fn line_diff(old: &str, new: &str) -> String {
     let mut out = String::new();
     let mut last_shown: Option<usize> = None;
     let mut shown = 0;
-    for k in 0..ops.len() {
-        let near = changed.iter().any(|&c| c.abs_diff(k) <= 2);
-        if !near {
+    for (k, (tag, line, text)) in ops.iter().enumerate() {
+        if !changed.iter().any(|&c| c.abs_diff(k) <= 2) {
             continue;
         }
-        if last_shown.is_some_and(|l| k > l + 1) || last_shown.is_none() {
-            writeln!(out, "@@ line {} of the generated file @@", ops[k].1).unwrap();
+        if last_shown.is_none_or(|l| k > l + 1) {
+            writeln!(out, "@@ line {line} of the generated file @@").unwrap();
         }
-        writeln!(out, "{}{}", ops[k].0, ops[k].2).unwrap();
+        writeln!(out, "{tag}{text}").unwrap();
         last_shown = Some(k);
         shown += 1;
         if shown >= 200 {
