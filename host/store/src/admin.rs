@@ -8,7 +8,6 @@ use chrono::{DateTime, Utc};
 
 use crate::error::is_unique_violation;
 use crate::listen::{CANCEL_CHANNEL, JOBS_CHANNEL};
-use crate::time_range::run_at_readable;
 use crate::types::{AttemptOutcome, JobState, KeyScope};
 use crate::{Store, StoreError, text};
 
@@ -111,131 +110,21 @@ pub struct AttemptRecord {
     pub fuel_used: Option<i64>,
 }
 
-/// `target` locks the job (scoped to the tenant when given) and reports its state; only
-/// pending and running rows are changed. A running job is flagged and its worker told
-/// via NOTIFY (the payload is the job id).
-const CANCEL: &str = "
-WITH target AS (
-    SELECT id, state FROM sluice.jobs
-    WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)
-    FOR UPDATE
-),
-moved AS (
-    UPDATE sluice.jobs j
-    SET state = CASE WHEN t.state = 'pending' THEN 'cancelled'::sluice.job_state
-                     ELSE j.state END,
-        finished_at = CASE WHEN t.state = 'pending' THEN now() ELSE j.finished_at END,
-        last_error = CASE WHEN t.state = 'pending' THEN 'cancelled by operator'
-                          ELSE j.last_error END,
-        cancel_requested = (t.state = 'running'),
-        updated_at = now()
-    FROM target t
-    WHERE j.id = t.id AND t.state IN ('pending', 'running')
-    RETURNING j.id, t.state AS was
-),
-notified AS (
-    SELECT pg_notify($3, id::text) FROM moved WHERE was = 'running'
-)
-SELECT t.state, m.id IS NOT NULL AS changed, (SELECT count(*) FROM notified) AS notified
-FROM target t
-LEFT JOIN moved m ON m.id = t.id
-";
+/// pending → cancelled, or running → cancel requested (with a NOTIFY to its worker).
+const CANCEL: &str = include_str!("../sql/admin/cancel.sql");
 
 /// dead|cancelled → pending with a fresh set of attempts, due now.
-const RETRY: &str = "
-WITH target AS (
-    SELECT id, state FROM sluice.jobs
-    WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)
-    FOR UPDATE
-),
-moved AS (
-    UPDATE sluice.jobs j
-    SET state = 'pending', attempt = 0, run_at = now(), finished_at = NULL, updated_at = now()
-    FROM target t
-    WHERE j.id = t.id AND t.state IN ('dead', 'cancelled')
-    RETURNING j.id
-),
-notified AS (
-    SELECT pg_notify($3, '') FROM moved
-)
-SELECT t.state, m.id IS NOT NULL AS changed, (SELECT count(*) FROM notified) AS notified
-FROM target t
-LEFT JOIN moved m ON m.id = t.id
-";
+const RETRY: &str = include_str!("../sql/admin/retry.sql");
 
-/// Every dead job (of a tenant / job type) back to pending. Jobs whose unfinished-scoped
-/// key is now held by another job are skipped, and of several dead jobs sharing such a
-/// key only the newest is retried, so the unique index is never violated.
-const RETRY_DEAD: &str = "
-WITH locked AS (
-    SELECT id, tenant, idempotency_key, key_scope
-    FROM sluice.jobs j
-    WHERE state = 'dead'
-      AND ($1::text IS NULL OR tenant = $1)
-      AND ($2::text IS NULL OR job_type = $2)
-      AND (idempotency_key IS NULL OR key_scope = 'retained' OR NOT EXISTS (
-            SELECT 1 FROM sluice.jobs h
-            WHERE h.tenant = j.tenant AND h.idempotency_key = j.idempotency_key
-              AND (h.key_scope = 'retained' OR h.state IN ('pending', 'running'))))
-    FOR UPDATE SKIP LOCKED
-),
-chosen AS (
-    SELECT id FROM (
-        SELECT id, idempotency_key, key_scope,
-               row_number() OVER (PARTITION BY tenant, idempotency_key ORDER BY id DESC) AS rn
-        FROM locked
-    ) x
-    WHERE idempotency_key IS NULL OR key_scope = 'retained' OR rn = 1
-),
-moved AS (
-    UPDATE sluice.jobs j
-    SET state = 'pending', attempt = 0, run_at = now(), finished_at = NULL, updated_at = now()
-    FROM chosen c
-    WHERE j.id = c.id AND j.state = 'dead'
-    RETURNING j.id
-),
-notified AS (
-    SELECT pg_notify($3, '') FROM moved LIMIT 1
-)
-SELECT count(*) AS retried, (SELECT count(*) FROM notified) AS notified FROM moved
-";
+/// Every dead job (of a tenant / job type) back to pending, skipping taken keys.
+const RETRY_DEAD: &str = include_str!("../sql/admin/retry_dead.sql");
 
-macro_rules! job_columns {
-    () => {
-        concat!(
-            "id, tenant, job_type, payload, priority::int4 AS priority, state, ",
-            run_at_readable!("run_at"),
-            " AS run_at, attempt, max_attempts, idempotency_key, key_scope, locked_by, \
-             locked_until, cancel_requested, last_error, output, created_at, updated_at, \
-             finished_at"
-        )
-    };
-}
+const GET_JOB: &str = include_str!("../sql/admin/get_job.sql");
 
-const GET_JOB: &str = concat!(
-    "SELECT ",
-    job_columns!(),
-    " FROM sluice.jobs WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)"
-);
+/// The head of the listing; `Store::list` appends the filters (see the file).
+const LIST_SELECT: &str = include_str!("../sql/admin/list_jobs.sql");
 
-const LIST_SELECT: &str = concat!(
-    "SELECT id, tenant, job_type, octet_length(payload) AS payload_size, \
-     priority::int4 AS priority, state, ",
-    run_at_readable!("run_at"),
-    " AS run_at, attempt, max_attempts, idempotency_key, \
-     key_scope, locked_by, locked_until, cancel_requested, last_error, \
-     octet_length(output) AS output_size, substring(output FROM 1 FOR 120) AS output_head, created_at, updated_at, finished_at \
-     FROM sluice.jobs WHERE true"
-);
-
-const ATTEMPTS: &str = "
-SELECT a.id, a.job_id, a.attempt, a.worker, a.started_at, a.finished_at, a.outcome,
-       a.error, a.fuel_used
-FROM sluice.job_attempts a
-JOIN sluice.jobs j ON j.id = a.job_id
-WHERE a.job_id = $1 AND ($2::text IS NULL OR j.tenant = $2)
-ORDER BY a.id
-";
+const ATTEMPTS: &str = include_str!("../sql/admin/attempts.sql");
 
 impl Store {
     /// Cancels a pending job at once, or asks a running one's worker to stop. Terminal

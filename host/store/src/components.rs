@@ -36,51 +36,16 @@ pub struct ComponentRecord {
     pub created_at: DateTime<Utc>,
 }
 
-macro_rules! component_columns {
-    () => {
-        "id, tenant, name, version, sha256, size, created_at"
-    };
-}
-
-const LOCK_COMPONENT_NAME: &str =
-    "SELECT pg_advisory_xact_lock(hashtextextended('sluice.components/' || $1 || '/' || $2, 0))";
-const TENANT_EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM sluice.tenants WHERE id = $1)";
-const FIND_BY_SHA: &str = concat!(
-    "SELECT ",
-    component_columns!(),
-    " FROM sluice.components WHERE tenant = $1 AND name = $2 AND sha256 = $3 \
-     ORDER BY id DESC LIMIT 1"
-);
-const FIND_VERSION: &str = concat!(
-    "SELECT ",
-    component_columns!(),
-    " FROM sluice.components WHERE tenant = $1 AND name = $2 AND version = $3"
-);
-const FIND_LATEST: &str = concat!(
-    "SELECT ",
-    component_columns!(),
-    " FROM sluice.components WHERE tenant = $1 AND name = $2 ORDER BY id DESC LIMIT 1"
-);
-const NEXT_VERSION: &str = "SELECT (coalesce(max(version::numeric) \
-     FILTER (WHERE version ~ '^[0-9]{1,30}$'), 0) + 1)::text \
-     FROM sluice.components WHERE tenant = $1 AND name = $2";
-const INSERT_COMPONENT: &str = concat!(
-    "INSERT INTO sluice.components (tenant, name, version, sha256, bytes) \
-     VALUES ($1, $2, $3, $4, $5) RETURNING ",
-    component_columns!()
-);
-const GET_COMPONENT: &str = concat!(
-    "SELECT ",
-    component_columns!(),
-    " FROM sluice.components WHERE id = $1"
-);
-const COMPONENT_BYTES: &str = "SELECT bytes FROM sluice.components WHERE id = $1";
-const LIST_COMPONENTS: &str = concat!(
-    "SELECT ",
-    component_columns!(),
-    " FROM sluice.components WHERE ($1::text IS NULL OR tenant = $1) \
-     ORDER BY tenant, name, id"
-);
+const LOCK_COMPONENT_NAME: &str = include_str!("../sql/components/lock_name.sql");
+const TENANT_EXISTS: &str = include_str!("../sql/tenants/exists.sql");
+const FIND_BY_SHA: &str = include_str!("../sql/components/find_by_sha.sql");
+const FIND_VERSION: &str = include_str!("../sql/components/find_version.sql");
+const FIND_LATEST: &str = include_str!("../sql/components/find_latest.sql");
+const NEXT_VERSION: &str = include_str!("../sql/components/next_version.sql");
+const INSERT_COMPONENT: &str = include_str!("../sql/components/insert.sql");
+const GET_COMPONENT: &str = include_str!("../sql/components/get.sql");
+const COMPONENT_BYTES: &str = include_str!("../sql/components/bytes.sql");
+const LIST_COMPONENTS: &str = include_str!("../sql/components/list.sql");
 
 fn check_len(field: &'static str, value: &str, max: usize) -> Result<(), StoreError> {
     let n = value.chars().count();

@@ -5,27 +5,13 @@
 
 use std::time::Duration;
 
-use crate::time_range::run_at_readable;
 use crate::types::Lease;
 use crate::{Store, StoreError, text};
 
-const NEXT_DUE: &str = concat!(
-    "SELECT extract(epoch FROM min(",
-    run_at_readable!("run_at"),
-    ") - now())::float8
-FROM sluice.jobs
-WHERE state = 'pending' AND ($1::text[] IS NULL OR tenant = ANY($1))
-"
-);
-
-const COUNT_PENDING: &str = "
-SELECT count(*) FROM sluice.jobs
-WHERE state = 'pending' AND ($1::text IS NULL OR tenant = $1)
-";
-
-const HELD_BY: &str = "
-SELECT id, lease_token FROM sluice.jobs WHERE state = 'running' AND locked_by = $1
-";
+const NEXT_DUE: &str = include_str!("../sql/depth/next_due.sql");
+const COUNT_PENDING: &str = include_str!("../sql/depth/count_pending.sql");
+const HELD_BY: &str = include_str!("../sql/claim/leases_held_by.sql");
+const ANALYZE_JOBS: &str = include_str!("../sql/depth/analyze_jobs.sql");
 
 impl Store {
     /// The leases the database says `worker` holds. A worker compares them with the
@@ -69,9 +55,7 @@ impl Store {
     /// Refreshes the planner's statistics on the jobs table (after a bulk load, so the
     /// next claims are planned for the table as it is).
     pub async fn analyze_jobs(&self) -> Result<(), StoreError> {
-        sqlx::query("ANALYZE sluice.jobs")
-            .execute(&self.pool)
-            .await?;
+        sqlx::query(ANALYZE_JOBS).execute(&self.pool).await?;
         Ok(())
     }
 }

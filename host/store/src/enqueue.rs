@@ -1,6 +1,9 @@
 //! Enqueue: one job or many, in one round-trip, with idempotency keys.
 //!
-//! Owns: the INSERT into `sluice.jobs` and the `sluice_jobs` notification it sends.
+//! Owns: the Rust side of making jobs pending: validation, folding repeated keys of a
+//! batch, and retrying rows whose key holder committed mid-statement. The INSERT and the
+//! `sluice_jobs` notification are `sluice.enqueue_jobs(...)` (migration 0011), which
+//! `sluice.enqueue(...)` and the scheduler call too.
 //! Must not: write anything when any row of a batch is invalid, or decide duplicates in
 //! Rust — the unique index `jobs_idempotency_key_uidx` is the authority (Rust only folds
 //! repeats of one key inside a single batch, which one statement cannot see).
@@ -11,7 +14,6 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use crate::job_types::validate_job_type_name;
-use crate::listen::{JOBS_CHANNEL, due_payload};
 use crate::types::KeyScope;
 use crate::{Store, StoreError, tenants, text, time_range};
 
@@ -102,158 +104,11 @@ pub struct Enqueued {
 /// committed during the statement) are retried before giving up.
 const MAX_KEY_ROUNDS: usize = 16;
 
-// The batch statement, in fragments shared by its two variants (with and without
-// idempotency keys). Parameters: $1 tenant[], $2 job_type[], $3 payload[], $4 priority[],
-// $5 delay_us[], $6 at[], $7 max_attempts[], $8 idempotency_key[], $9 key_scope[],
-// $10 default payload limit, $11 notification channel. $5 to $9 may be NULL instead of
-// an array when no row sets them: SRFs in one SELECT list run in lockstep and a shorter
-// (or NULL) array is padded with NULLs, so the client need not send 100k defaults.
-//
-// `groups` checks each distinct (tenant, job type) of the batch once: both exist, and
-// the largest payload is within the tenant's limit. `problem` is the first failure; if
-// there is one, `ids` has no row, so the inserts see no rows and nothing is written.
-// `ids` draws one id per row from the sequence up front, in input order, so every result
-// maps to its input row even when ON CONFLICT skips a row. The arrays are unnested in
-// SELECT lists (they zip in lockstep and stream) rather than in FROM (which would
-// materialise every payload into a tuplestore), and the wide input is only ever read by
-// the INSERTs: no CTE holds a payload.
-macro_rules! enqueue_head {
-    () => {
-        "
-WITH groups AS (
-    SELECT g.tenant, g.job_type, g.first_ord, g.max_size,
-           t.id IS NOT NULL AS tenant_ok,
-           jt.name IS NOT NULL AS type_ok,
-           coalesce(t.max_payload_bytes, $10::int8) AS payload_limit,
-           jt.max_attempts AS type_max_attempts
-    FROM (
-        SELECT tenant, job_type, min(ord) AS first_ord, max(size) AS max_size
-        FROM (SELECT unnest($1::text[]) AS tenant, unnest($2::text[]) AS job_type,
-                     octet_length(unnest($3::bytea[]))::int8 AS size,
-                     generate_series(1::int8, cardinality($1::text[])) AS ord) u
-        GROUP BY tenant, job_type
-    ) g
-    LEFT JOIN sluice.tenants t ON t.id = g.tenant
-    LEFT JOIN sluice.job_types jt ON jt.tenant = g.tenant AND jt.name = g.job_type
-),
-problem AS (
-    SELECT first_ord,
-           CASE WHEN NOT tenant_ok THEN 'tenant'
-                WHEN NOT type_ok THEN 'job_type'
-                ELSE 'payload' END AS problem,
-           max_size, payload_limit
-    FROM groups
-    WHERE NOT tenant_ok OR NOT type_ok OR max_size > payload_limit
-    ORDER BY first_ord
-    LIMIT 1
-),
-ids AS (
-    SELECT array_agg(nextval('sluice.jobs_id_seq')) AS a
-    FROM generate_series(1, cardinality($1::text[]))
-    WHERE NOT EXISTS (SELECT 1 FROM problem)
-    HAVING count(*) > 0
-),
-ins_plain AS (
-    INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at, max_attempts,
-                             key_scope)
-    SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
-           coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
-           coalesce(u.max_attempts, jt.max_attempts), coalesce(u.key_scope, 'retained')::sluice.key_scope
-    FROM (SELECT unnest(ids.a) AS id, unnest($1::text[]) AS tenant,
-                 unnest($2::text[]) AS job_type, unnest($3::bytea[]) AS payload,
-                 unnest($4::int2[]) AS priority, unnest($5::int8[]) AS delay_us,
-                 unnest($6::timestamptz[]) AS at, unnest($7::int4[]) AS max_attempts,
-                 unnest($8::text[]) AS idempotency_key, unnest($9::text[]) AS key_scope
-          FROM ids) u
-    JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
-    WHERE u.idempotency_key IS NULL
-),
-keyless_first AS (
-    SELECT min(coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond')) AS at
-    FROM (SELECT unnest(ids.a) AS id, unnest($5::int8[]) AS delay_us,
-                 unnest($6::timestamptz[]) AS at, unnest($8::text[]) AS idempotency_key
-          FROM ids) u
-    WHERE u.idempotency_key IS NULL
-),"
-    };
-}
+/// The batch, through `sluice.enqueue_jobs(...)` (migration 0011): the one INSERT of new
+/// jobs, shared with `sluice.enqueue(...)` and the scheduler (see the file's header).
+const ENQUEUE_JOBS: &str = include_str!("../sql/enqueue/enqueue_jobs.sql");
 
-/// Batches without idempotency keys: a plain INSERT, which inserts every row or fails.
-const ENQUEUE_PLAIN: &str = concat!(
-    enqueue_head!(),
-    "
-notified AS (
-    SELECT pg_notify($11, ",
-    due_payload!("f.at"),
-    ")
-    FROM keyless_first f WHERE f.at IS NOT NULL
-)
-SELECT p.problem, p.first_ord AS problem_ord, p.max_size AS payload_size, p.payload_limit,
-       (SELECT a FROM ids) AS ids,
-       NULL::int8[] AS dup_ords, NULL::int8[] AS dup_holders,
-       (SELECT count(*) FROM notified) AS notified
-FROM (SELECT 1) one
-LEFT JOIN problem p ON true
-"
-);
-
-/// Batches with keys: keyed rows go through `ON CONFLICT DO NOTHING` against
-/// `jobs_idempotency_key_uidx`. `dups` lists the rows that were skipped with the job now
-/// holding their key; it reads the statement's snapshot, so a holder that committed
-/// after the statement began is not seen and comes back NULL, for the caller to retry.
-const ENQUEUE_KEYED: &str = concat!(
-    enqueue_head!(),
-    "
-ins_keyed AS (
-    INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at, max_attempts,
-                             idempotency_key, key_scope)
-    SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
-           coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
-           coalesce(u.max_attempts, jt.max_attempts), u.idempotency_key,
-           coalesce(u.key_scope, 'retained')::sluice.key_scope
-    FROM (SELECT unnest(ids.a) AS id, unnest($1::text[]) AS tenant,
-                 unnest($2::text[]) AS job_type, unnest($3::bytea[]) AS payload,
-                 unnest($4::int2[]) AS priority, unnest($5::int8[]) AS delay_us,
-                 unnest($6::timestamptz[]) AS at, unnest($7::int4[]) AS max_attempts,
-                 unnest($8::text[]) AS idempotency_key, unnest($9::text[]) AS key_scope
-          FROM ids) u
-    JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
-    WHERE u.idempotency_key IS NOT NULL
-    ON CONFLICT DO NOTHING
-    RETURNING id, run_at
-),
-dups AS (
-    SELECT u.ord,
-           (SELECT j.id FROM sluice.jobs j
-            WHERE j.tenant = u.tenant AND j.idempotency_key = u.idempotency_key
-              AND (j.key_scope = 'retained' OR j.state IN ('pending', 'running'))) AS holder
-    FROM (SELECT unnest(ids.a) AS id, unnest($1::text[]) AS tenant,
-                 unnest($8::text[]) AS idempotency_key,
-                 generate_series(1::int8, cardinality(ids.a)) AS ord
-          FROM ids) u
-    WHERE u.idempotency_key IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM ins_keyed k WHERE k.id = u.id)
-),
-first_due AS (
-    SELECT least((SELECT at FROM keyless_first), (SELECT min(run_at) FROM ins_keyed)) AS at
-),
-notified AS (
-    SELECT pg_notify($11, ",
-    due_payload!("f.at"),
-    ")
-    FROM first_due f WHERE f.at IS NOT NULL
-)
-SELECT p.problem, p.first_ord AS problem_ord, p.max_size AS payload_size, p.payload_limit,
-       (SELECT a FROM ids) AS ids,
-       (SELECT array_agg(ord ORDER BY ord) FROM dups) AS dup_ords,
-       (SELECT array_agg(holder ORDER BY ord) FROM dups) AS dup_holders,
-       (SELECT count(*) FROM notified) AS notified
-FROM (SELECT 1) one
-LEFT JOIN problem p ON true
-"
-);
-
-/// The single result row of either variant.
+/// The single result row of `sluice.enqueue_jobs(...)`.
 #[derive(sqlx::FromRow)]
 struct EnqueueRow {
     problem: Option<String>,
@@ -456,12 +311,7 @@ impl Store {
         let scope: Option<Vec<&str>> = rows()
             .any(|j| j.key_scope != KeyScope::Retained)
             .then(|| rows().map(|j| j.key_scope.as_str()).collect());
-        let sql = if key.is_some() {
-            ENQUEUE_KEYED
-        } else {
-            ENQUEUE_PLAIN
-        };
-        let row: EnqueueRow = sqlx::query_as(sql)
+        let row: EnqueueRow = sqlx::query_as(ENQUEUE_JOBS)
             .bind(tenant)
             .bind(job_type)
             .bind(payload)
@@ -472,7 +322,6 @@ impl Store {
             .bind(key)
             .bind(scope)
             .bind(self.default_max_payload_bytes)
-            .bind(JOBS_CHANNEL)
             .fetch_one(&self.pool)
             .await?;
         Ok(row)

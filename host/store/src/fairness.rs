@@ -7,8 +7,8 @@
 
 use crate::{Store, StoreError, text};
 
-const SET_MAX_RUNNING: &str = "UPDATE sluice.tenants SET max_running = $2 WHERE id = $1";
-const GET_MAX_RUNNING: &str = "SELECT max_running FROM sluice.tenants WHERE id = $1";
+const SET_MAX_RUNNING: &str = include_str!("../sql/tenants/set_max_running.sql");
+const GET_MAX_RUNNING: &str = include_str!("../sql/tenants/get_max_running.sql");
 
 impl Store {
     /// Caps how many of `tenant`'s jobs run at once across every worker (`None`: no cap).

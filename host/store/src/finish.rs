@@ -2,8 +2,8 @@
 //! (complete, fail, release, mark_cancelled); completions and failures also in batches.
 //!
 //! Owns: every statement that moves a job out of `running` on behalf of the lease
-//! holder, and the archiving of the attempt into the history in the same statement
-//! (a completion keeps it on the row: `history.rs`).
+//! holder (`sql/finish/`), and the archiving of the attempt into the history in the same
+//! statement (a completion keeps it on the row, migration 0009).
 //! Must not: change a job without matching `id`, `state = 'running'` and the lease
 //! token in the same statement — a stale holder must never overwrite anything.
 //!
@@ -17,8 +17,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::history::{archive_attempt, clear_attempt, held_attempt, ran_columns};
-use crate::listen::{JOBS_CHANNEL, due_payload};
+use crate::listen::JOBS_CHANNEL;
 use crate::time_range::MAX_DELAY;
 use crate::types::{AttemptOutcome, JobState, Lease};
 use crate::{Store, StoreError, micros, text};
@@ -104,173 +103,17 @@ impl FailResult {
     }
 }
 
-/// The `held` CTE every lease holder's statement but the completion starts with: the job
-/// row locked, fenced on `$1` (id), `state = 'running'` and `$2` (lease token), with the
-/// attempt it holds and the given extra columns (each followed by `, `).
-macro_rules! held_by_lease {
-    ($extra:literal) => {
-        concat!(
-            "
-WITH held AS (
-    SELECT id, ",
-            $extra,
-            held_attempt!(),
-            "
-    FROM sluice.jobs
-    WHERE id = $1 AND state = 'running' AND lease_token = $2
-    FOR UPDATE
-),"
-        )
-    };
-}
+/// running → completed for a batch, by primary key (see the file's header).
+const COMPLETE_MANY: &str = include_str!("../sql/finish/complete_many.sql");
 
-/// Completes a batch: one statement applies every outcome whose lease still holds;
-/// stale ones match nothing and are reported per job. The attempt stays on the completed
-/// row (migration 9) with the fuel it used: a completion writes one row version and
-/// nothing else.
-///
-/// One table, no join: the rows are found by primary key (`id = ANY`), and each row's
-/// token, output and fuel are read from the arrays at its id's position. Joined with
-/// `unnest`, the planner picked by estimate between a probe per outcome, a scan of the
-/// whole table (13 ms for 100 outcomes early in a drain) and a bitmap scan of the
-/// running-only partial index, which walked every dead entry the drain had left in it
-/// (40,000 for a batch of 240: the estimate does not see them and bitmap scans never
-/// mark them dead). The state is compared as text so that no plan can match that index
-/// (migration 0008's claim does the same for the pending-only indexes).
-const COMPLETE_MANY: &str = "
-UPDATE sluice.jobs j
-SET state = 'completed', output = ($3::bytea[])[array_position($1::int8[], j.id)],
-    finished_at = now(), updated_at = now(),
-    attempt_fuel = ($4::int8[])[array_position($1::int8[], j.id)],
-    locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false
-WHERE j.id = ANY ($1::int8[]) AND j.state::text = 'running'
-  AND j.lease_token = ($2::uuid[])[array_position($1::int8[], j.id)]
-RETURNING j.id
-";
-
-/// Fails a batch: `held` locks every fenced row of the input (found as in
-/// `COMPLETE_MANY`, in id order so two batches never deadlock on each other) and decides
-/// where each goes: cancelled if a cancel was requested, dead if fatal or out of
-/// attempts, else pending at now() + backoff. Every attempt moves into the history; listeners get one notice, for the
-/// earliest retry. Stale leases match nothing and are reported per job.
-const FAIL_MANY: &str = concat!(
-    "
-WITH held AS (
-    SELECT j.id, i.error, i.fuel,
-           CASE WHEN j.cancel_requested THEN 'cancelled'
-                WHEN i.fatal OR j.attempt >= j.max_attempts THEN 'dead'
-                ELSE 'pending'
-           END::sluice.job_state AS next_state,
-           now() + least(i.cap_us, i.base_us * power(2::float8, least(j.attempt - 1, 62)))
-                 * (1 + i.jitter * (2 * random() - 1))
-                 * interval '1 microsecond' AS retry_at, ",
-    held_attempt!(),
-    "
-    FROM sluice.jobs j
-    -- The row's own failure, at its id's position in the arrays.
-    CROSS JOIN LATERAL (
-        SELECT ($2::uuid[])[n] AS token, ($3::text[])[n] AS error, ($4::bool[])[n] AS fatal,
-               ($5::float8[])[n] AS base_us, ($6::float8[])[n] AS cap_us,
-               ($7::float8[])[n] AS jitter, ($8::int8[])[n] AS fuel
-        FROM (SELECT array_position($1::int8[], j.id) AS n) p
-    ) i
-    -- By primary key, for the reasons given on `COMPLETE_MANY`.
-    WHERE j.id = ANY ($1::int8[]) AND j.state::text = 'running' AND j.lease_token = i.token
-    ORDER BY j.id
-    FOR UPDATE OF j
-),
-moved AS (
-    UPDATE sluice.jobs j
-    SET state = h.next_state,
-        run_at = CASE WHEN h.next_state = 'pending' THEN h.retry_at ELSE j.run_at END,
-        finished_at = CASE WHEN h.next_state = 'pending' THEN NULL ELSE now() END,
-        last_error = h.error,
-        locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false,
-        updated_at = now(), ",
-    clear_attempt!(),
-    "
-    FROM held h
-    WHERE j.id = h.id AND j.state::text = 'running' AND j.lease_token = h.lease_token
-    RETURNING j.id, j.state, j.run_at, h.error, h.fuel, ",
-    ran_columns!(),
-    "
-),
-",
-    archive_attempt!(
-        "CASE m.state WHEN 'pending' THEN 'retry' WHEN 'dead' THEN 'dead' ELSE 'cancelled' END",
-        "m.error",
-        "m.fuel"
-    ),
-    ",
-notified AS (
-    SELECT pg_notify($9, ",
-    due_payload!("n.at"),
-    ")
-    FROM (SELECT min(m.run_at) AS at FROM moved m WHERE m.state = 'pending') n
-    WHERE n.at IS NOT NULL
-)
-SELECT id, state, run_at, (SELECT count(*) FROM notified) AS notified FROM moved
-"
-);
+/// running → pending | dead | cancelled for a batch; archives each attempt.
+const FAIL_MANY: &str = include_str!("../sql/finish/fail_many.sql");
 
 /// Back to pending without using the attempt (or to cancelled if a cancel is pending).
-const RELEASE: &str = concat!(
-    held_by_lease!("cancel_requested, "),
-    "
-moved AS (
-    UPDATE sluice.jobs j
-    SET state = CASE WHEN h.cancel_requested THEN 'cancelled'::sluice.job_state
-                     ELSE 'pending' END,
-        attempt = CASE WHEN h.cancel_requested THEN j.attempt ELSE j.attempt - 1 END,
-        finished_at = CASE WHEN h.cancel_requested THEN now() END,
-        last_error = CASE WHEN h.cancel_requested THEN 'cancelled by operator'
-                          ELSE j.last_error END,
-        locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false,
-        updated_at = now(), ",
-    clear_attempt!(),
-    "
-    FROM held h
-    WHERE j.id = h.id AND j.state = 'running' AND j.lease_token = $2
-    RETURNING j.id, j.state, ",
-    ran_columns!(),
-    "
-),
-",
-    archive_attempt!(
-        "CASE WHEN m.state = 'pending' THEN 'released' ELSE 'cancelled' END",
-        "$3",
-        "NULL::int8"
-    ),
-    ",
-notified AS (
-    SELECT pg_notify($4, '') FROM moved WHERE state = 'pending'
-)
-SELECT id, state, (SELECT count(*) FROM notified) AS notified FROM moved
-"
-);
+const RELEASE: &str = include_str!("../sql/finish/release.sql");
 
-const MARK_CANCELLED: &str = concat!(
-    held_by_lease!(""),
-    "
-moved AS (
-    UPDATE sluice.jobs j
-    SET state = 'cancelled', finished_at = now(), last_error = $3,
-        locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false,
-        updated_at = now(), ",
-    clear_attempt!(),
-    "
-    FROM held h
-    WHERE j.id = h.id AND j.state = 'running' AND j.lease_token = $2
-    RETURNING j.id, ",
-    ran_columns!(),
-    "
-),
-",
-    archive_attempt!("'cancelled'", "$3", "NULL::int8"),
-    "
-SELECT id FROM moved
-"
-);
+/// running → cancelled by the worker that interrupted the job.
+const MARK_CANCELLED: &str = include_str!("../sql/finish/mark_cancelled.sql");
 
 /// One result per input id, in input order: what the statement applied to it, or
 /// `LeaseLost` if it matched nothing (its lease was stale).

@@ -90,43 +90,12 @@ impl JobTypeRecord {
     }
 }
 
-macro_rules! job_type_columns {
-    () => {
-        "tenant, name, component_id, max_attempts, backoff_base_ms, backoff_cap_ms, \
-         backoff_jitter, timeout_ms, fuel, memory_bytes, output_bytes, log_bytes, \
-         created_at, updated_at"
-    };
-}
-
-// Upsert in one statement; the SELECT yields no row (and nothing is written) when the
-// tenant or the tenant's component does not exist.
-const UPSERT_JOB_TYPE: &str = concat!(
-    "INSERT INTO sluice.job_types AS jt (tenant, name, component_id, max_attempts, \
-       backoff_base_ms, backoff_cap_ms, backoff_jitter, timeout_ms, fuel, memory_bytes, \
-       output_bytes, log_bytes) \
-     SELECT c.tenant, $2, c.id, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
-     FROM sluice.components c WHERE c.tenant = $1 AND c.id = $3 \
-     ON CONFLICT (tenant, name) DO UPDATE SET \
-       component_id = EXCLUDED.component_id, max_attempts = EXCLUDED.max_attempts, \
-       backoff_base_ms = EXCLUDED.backoff_base_ms, backoff_cap_ms = EXCLUDED.backoff_cap_ms, \
-       backoff_jitter = EXCLUDED.backoff_jitter, timeout_ms = EXCLUDED.timeout_ms, \
-       fuel = EXCLUDED.fuel, memory_bytes = EXCLUDED.memory_bytes, \
-       output_bytes = EXCLUDED.output_bytes, log_bytes = EXCLUDED.log_bytes, \
-       updated_at = now() \
-     RETURNING ",
-    job_type_columns!()
-);
-const TENANT_EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM sluice.tenants WHERE id = $1)";
-const GET_JOB_TYPE: &str = concat!(
-    "SELECT ",
-    job_type_columns!(),
-    " FROM sluice.job_types WHERE tenant = $1 AND name = $2"
-);
-const LIST_JOB_TYPES: &str = concat!(
-    "SELECT ",
-    job_type_columns!(),
-    " FROM sluice.job_types WHERE ($1::text IS NULL OR tenant = $1) ORDER BY tenant, name"
-);
+/// Upsert in one statement; no row (and nothing written) when the tenant or the
+/// tenant's component does not exist.
+const UPSERT_JOB_TYPE: &str = include_str!("../sql/job_types/upsert.sql");
+const TENANT_EXISTS: &str = include_str!("../sql/tenants/exists.sql");
+const GET_JOB_TYPE: &str = include_str!("../sql/job_types/get.sql");
+const LIST_JOB_TYPES: &str = include_str!("../sql/job_types/list.sql");
 
 /// Validates a job type name (also a CHECK constraint on both tables).
 pub(crate) fn validate_job_type_name(name: &str) -> Result<(), StoreError> {

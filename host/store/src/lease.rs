@@ -56,24 +56,15 @@ pub struct HeartbeatReport {
 }
 
 /// The claim: `sluice.claim(...)` (migrations/0007_fair_claims.sql, last replaced in
-/// 0009) locks the capped tenants that have ready work, then claims in one statement,
-/// interleaving tenants by how many jobs each already runs (docs/fairness.md). Rows are
-/// locked with SKIP LOCKED, so concurrent claimers never wait on each other's jobs and
-/// never get the same row; each attempt is written onto its job row by the same
-/// statement (migration 9).
-const CLAIM: &str = "
-SELECT id, tenant, job_type, payload, priority, attempt, max_attempts, lease_token, locked_until
-FROM sluice.claim($1, $2, $3, $4, $5)
-";
+/// 0009; its current text is in `schema.sql`) locks the capped tenants that have ready
+/// work, then claims in one statement, interleaving tenants by how many jobs each
+/// already runs (docs/fairness.md). Rows are locked with SKIP LOCKED, so concurrent
+/// claimers never wait on each other's jobs and never get the same row; each attempt is
+/// written onto its job row by the same statement (migration 9).
+const CLAIM: &str = include_str!("../sql/claim/claim.sql");
 
-/// By primary key, each row's token at its id's position: see `COMPLETE_MANY` (finish.rs).
-const HEARTBEAT: &str = "
-UPDATE sluice.jobs j
-SET locked_until = now() + $4 * interval '1 microsecond', updated_at = now()
-WHERE j.id = ANY ($2::int8[]) AND j.state::text = 'running'
-  AND j.lease_token = ($3::uuid[])[array_position($2::int8[], j.id)] AND j.locked_by = $1
-RETURNING j.id, j.cancel_requested
-";
+/// By primary key, each row's token at its id's position: see `sql/finish/complete_many.sql`.
+const HEARTBEAT: &str = include_str!("../sql/claim/heartbeat.sql");
 
 #[derive(sqlx::FromRow)]
 struct ClaimRow {

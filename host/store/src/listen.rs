@@ -103,21 +103,6 @@ fn jobs_notice(payload: &str) -> Notice {
     }
 }
 
-/// The SQL expression of the [`JOBS_CHANNEL`] payload for jobs first due at `$at`
-/// (a `timestamptz` expression): empty when due, else microseconds until then.
-macro_rules! due_payload {
-    ($at:literal) => {
-        concat!(
-            "CASE WHEN ",
-            $at,
-            " <= now() THEN '' ELSE ceil(extract(epoch FROM ",
-            $at,
-            " - now()) * 1000000)::int8::text END"
-        )
-    };
-}
-pub(crate) use due_payload;
-
 impl Store {
     /// Opens a listener (it holds one pool connection until dropped).
     pub async fn listen(&self) -> Result<StoreListener, StoreError> {

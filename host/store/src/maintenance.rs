@@ -44,18 +44,10 @@ pub struct RetentionReport {
 
 /// Takes this interval's run: moves `last_started_at` to now() only if the last run
 /// started at least `$2` microseconds ago (or never).
-const CLAIM_RUN: &str = "
-INSERT INTO sluice.maintenance_runs AS m (task, last_started_at, started_by)
-VALUES ($1, now(), $3)
-ON CONFLICT (task) DO UPDATE SET last_started_at = excluded.last_started_at,
-                                 started_by = excluded.started_by
-WHERE m.last_started_at <= now() - $2 * interval '1 microsecond'
-RETURNING task
-";
-
-const FINISH_RUN: &str = "
-UPDATE sluice.maintenance_runs SET last_finished_at = now(), last_deleted = $2 WHERE task = $1
-";
+const CLAIM_RUN: &str = include_str!("../sql/maintenance/claim_run.sql");
+const FINISH_RUN: &str = include_str!("../sql/maintenance/finish_run.sql");
+const TRY_LOCK: &str = include_str!("../sql/maintenance/try_lock.sql");
+const UNLOCK: &str = include_str!("../sql/maintenance/unlock.sql");
 
 impl Store {
     /// Prunes finished jobs (and old schedule slot records) if no host did within
@@ -69,7 +61,7 @@ impl Store {
         let every_us = micros("every", every, false)?;
         // A connection of its own: the session lock lives exactly as long as it.
         let mut lock_conn = PgConnection::connect_with(&*self.pool.connect_options()).await?;
-        let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
+        let locked: bool = sqlx::query_scalar(TRY_LOCK)
             .bind(RETENTION_LOCK_KEY)
             .fetch_one(&mut lock_conn)
             .await?;
@@ -78,7 +70,7 @@ impl Store {
         }
         let result = self.prune_locked(policy, every_us, host).await;
         // Closing the session releases the lock even if the unlock were skipped.
-        let _ = sqlx::query("SELECT pg_advisory_unlock($1)")
+        let _ = sqlx::query(UNLOCK)
             .bind(RETENTION_LOCK_KEY)
             .execute(&mut lock_conn)
             .await;

@@ -42,31 +42,8 @@ pub struct PruneReport {
     pub batches: u32,
 }
 
-/// One batch: completed jobs first, then dead/cancelled ones to fill the batch. Each
-/// scan is a range on `jobs_finished_idx` with a literal state; SKIP LOCKED so an
-/// operator retrying a dead job at the same moment is never blocked.
-const PRUNE_BATCH: &str = "
-WITH completed AS (
-    SELECT id FROM sluice.jobs
-    WHERE state = 'completed' AND finished_at < now() - $1 * interval '1 microsecond'
-    LIMIT $3
-    FOR UPDATE SKIP LOCKED
-),
-dead AS (
-    SELECT id FROM sluice.jobs
-    WHERE state IN ('dead', 'cancelled') AND finished_at < now() - $2 * interval '1 microsecond'
-    LIMIT $3 - (SELECT count(*) FROM completed)
-    FOR UPDATE SKIP LOCKED
-),
-deleted AS (
-    DELETE FROM sluice.jobs
-    WHERE id IN (SELECT id FROM completed UNION ALL SELECT id FROM dead)
-    RETURNING state
-)
-SELECT count(*) FILTER (WHERE state = 'completed') AS completed,
-       count(*) FILTER (WHERE state <> 'completed') AS dead
-FROM deleted
-";
+/// One batch: completed jobs first, then dead/cancelled ones to fill it (see the file).
+const PRUNE_BATCH: &str = include_str!("../sql/retention/prune_batch.sql");
 
 impl Store {
     /// Deletes at most `policy.batch_size` expired jobs in one statement.

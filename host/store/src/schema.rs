@@ -8,19 +8,21 @@
 
 use crate::{MIGRATOR, Store, StoreError};
 
+const MIGRATIONS_TABLE: &str = include_str!("../sql/schema/migrations_table.sql");
+const LATEST_VERSION: &str = include_str!("../sql/schema/latest_version.sql");
+
 impl Store {
     /// `Ok` when every migration this binary knows is applied and the database has none
     /// it does not know; otherwise `StoreError::SchemaMismatch` naming both versions.
     pub async fn check_schema(&self) -> Result<(), StoreError> {
         let binary = MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0);
-        let table: Option<String> =
-            sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations')::text")
-                .fetch_one(&self.pool)
-                .await?;
+        let table: Option<String> = sqlx::query_scalar(MIGRATIONS_TABLE)
+            .fetch_one(&self.pool)
+            .await?;
         let database: Option<i64> = match table {
             None => None,
             Some(_) => {
-                sqlx::query_scalar("SELECT max(version) FROM _sqlx_migrations WHERE success")
+                sqlx::query_scalar(LATEST_VERSION)
                     .fetch_one(&self.pool)
                     .await?
             }

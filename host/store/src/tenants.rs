@@ -145,29 +145,10 @@ impl TenantLimits {
     }
 }
 
-macro_rules! tenant_columns {
-    () => {
-        "id, created_at, max_payload_bytes, max_component_bytes, max_timeout_ms, max_fuel, \
-         max_memory_bytes, max_output_bytes, max_log_bytes, max_enqueue_per_sec, enqueue_burst"
-    };
-}
-
-const GET_TENANT: &str = concat!(
-    "SELECT ",
-    tenant_columns!(),
-    " FROM sluice.tenants WHERE id = $1"
-);
-const LIST_TENANTS: &str = concat!(
-    "SELECT ",
-    tenant_columns!(),
-    " FROM sluice.tenants ORDER BY id"
-);
-const SET_TENANT_LIMITS: &str = concat!(
-    "UPDATE sluice.tenants SET max_payload_bytes = $2, max_component_bytes = $3, \
-     max_timeout_ms = $4, max_fuel = $5, max_memory_bytes = $6, max_output_bytes = $7, \
-     max_log_bytes = $8, max_enqueue_per_sec = $9, enqueue_burst = $10 WHERE id = $1 RETURNING ",
-    tenant_columns!()
-);
+const CREATE_TENANT: &str = include_str!("../sql/tenants/create.sql");
+const GET_TENANT: &str = include_str!("../sql/tenants/get.sql");
+const LIST_TENANTS: &str = include_str!("../sql/tenants/list.sql");
+const SET_TENANT_LIMITS: &str = include_str!("../sql/tenants/set_limits.sql");
 
 /// Checks the tenant id format, `^[a-z0-9][a-z0-9_-]{0,62}$` (also a CHECK constraint).
 pub(crate) fn validate_tenant_id(id: &str) -> Result<(), StoreError> {
@@ -194,7 +175,7 @@ impl Store {
     /// Creates a tenant. Idempotent: creating an existing tenant changes nothing.
     pub async fn create_tenant(&self, id: &str) -> Result<(), StoreError> {
         validate_tenant_id(id)?;
-        sqlx::query("INSERT INTO sluice.tenants (id) VALUES ($1) ON CONFLICT (id) DO NOTHING")
+        sqlx::query(CREATE_TENANT)
             .bind(id)
             .execute(&self.pool)
             .await?;

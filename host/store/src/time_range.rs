@@ -8,9 +8,12 @@
 //! `sluice.enqueue(...)` for SQL, and by the CHECK `jobs_run_at_range`, migration 0010),
 //! and a delay (and a job type's backoff) to at most [`MAX_DELAY`].
 //!
-//! Owns: those bounds, their check, and [`run_at_readable!`], the SQL expression readers
-//! select instead of the raw column (it clamps to the same bounds, so a row written
-//! before the constraint can never make a reader fail). Must not: read the host clock
+//! Owns: those bounds and their check. Readers select `run_at` clamped to the same
+//! bounds instead of the raw column (`least(greatest(run_at, timestamptz '1970-01-01
+//! 00:00:00+00'), timestamptz '9999-12-31 23:59:59.999999+00')`, written out in
+//! `sql/admin/get_job.sql`, `sql/admin/list_jobs.sql`, `sql/depth/next_due.sql` and
+//! `sql/stats/stats.sql`), so a row written before the constraint can never make a
+//! reader fail. Must not: read the host clock
 //! (a delay is checked by its length only; the database adds it to its own `now()`).
 
 use std::time::Duration;
@@ -30,18 +33,6 @@ pub const RUN_AT_MAX: DateTime<Utc> = match DateTime::from_timestamp(253_402_300
 
 /// Longest accepted delay: 100 years of 365.25 days.
 pub const MAX_DELAY: Duration = Duration::from_secs(36_525 * 24 * 3600);
-
-/// `run_at` clamped to the accepted range, as SQL for a SELECT list (`AS run_at`).
-macro_rules! run_at_readable {
-    ($column:literal) => {
-        concat!(
-            "least(greatest(",
-            $column,
-            ", timestamptz '1970-01-01 00:00:00+00'), timestamptz '9999-12-31 23:59:59.999999+00')"
-        )
-    };
-}
-pub(crate) use run_at_readable;
 
 /// Refuses an instant outside [`RUN_AT_MIN`]..=[`RUN_AT_MAX`].
 pub(crate) fn check_run_at(field: &'static str, at: DateTime<Utc>) -> Result<(), StoreError> {

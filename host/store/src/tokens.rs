@@ -63,32 +63,13 @@ fn mint() -> Result<String, StoreError> {
     Ok(format!("{TOKEN_PREFIX}{}", hex::encode(secret)))
 }
 
-macro_rules! token_columns {
-    () => {
-        "id, tenant, admin, label, created_at, revoked_at"
-    };
-}
-
-// Inserts only when the tenant exists (no row otherwise: reported as an unknown tenant).
-const INSERT_TOKEN: &str = concat!(
-    "INSERT INTO sluice.api_tokens (tenant, token_hash, admin, label) \
-     SELECT t.id, $2, $3, $4 FROM sluice.tenants t WHERE t.id = $1 RETURNING ",
-    token_columns!()
-);
-const AUTHENTICATE: &str = "SELECT id AS token_id, tenant, admin FROM sluice.api_tokens \
-     WHERE token_hash = $1 AND revoked_at IS NULL";
-const LIST_TOKENS: &str = concat!(
-    "SELECT ",
-    token_columns!(),
-    " FROM sluice.api_tokens WHERE tenant = $1 ORDER BY id"
-);
-// Scoped by tenant: a token id of another tenant is "not found". Revoking twice keeps the
-// first revocation time.
-const REVOKE_TOKEN: &str = concat!(
-    "UPDATE sluice.api_tokens SET revoked_at = coalesce(revoked_at, now()) \
-     WHERE id = $1 AND tenant = $2 RETURNING ",
-    token_columns!()
-);
+/// Inserts only when the tenant exists (no row otherwise: reported as an unknown tenant).
+const INSERT_TOKEN: &str = include_str!("../sql/tokens/insert.sql");
+const AUTHENTICATE: &str = include_str!("../sql/tokens/authenticate.sql");
+const LIST_TOKENS: &str = include_str!("../sql/tokens/list.sql");
+/// Scoped by tenant; revoking twice keeps the first revocation time.
+const REVOKE_TOKEN: &str = include_str!("../sql/tokens/revoke.sql");
+const PING: &str = include_str!("../sql/ping.sql");
 
 impl Store {
     /// Mints a token for `tenant` (an admin token when `admin`). The returned
@@ -156,7 +137,7 @@ impl Store {
 
     /// Checks that the database answers (for `/healthz`).
     pub async fn ping(&self) -> Result<(), StoreError> {
-        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        sqlx::query(PING).execute(&self.pool).await?;
         Ok(())
     }
 }

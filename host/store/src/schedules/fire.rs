@@ -15,7 +15,6 @@
 use chrono::{DateTime, Utc};
 
 use super::slots::{self, jitter_offset, parse_cron, parse_tz};
-use crate::listen::JOBS_CHANNEL;
 use crate::{Store, StoreError};
 
 /// What one call to [`Store::fire_due_schedules`] did.
@@ -49,77 +48,15 @@ struct DueSchedule {
 
 /// Due schedules of every tenant, oldest slot first; rows another host holds are skipped.
 /// `$1` overrides `now()` (a simulated clock for tests and tools).
-const LOCK_DUE: &str = "
-SELECT id, cron, tz, jitter_ms, catch_up, max_catch_up, next_slot,
-       coalesce($1::timestamptz, now()) AS now
-FROM sluice.schedules
-WHERE NOT paused AND next_slot <= coalesce($1::timestamptz, now())
-ORDER BY next_slot, id
-LIMIT $2
-FOR UPDATE SKIP LOCKED
-";
+const LOCK_DUE: &str = include_str!("../../sql/schedules/lock_due.sql");
 
-/// One locked schedule: $1 id, $2 slots to fire, $3 their run_at, $4 new next_slot,
-/// $5 slots skipped by the plan, $6 notification channel.
-///
-/// `planned` draws the job ids up front (it is materialised once: it is referenced
-/// twice and calls a volatile function), so the job rows and the slot rows share them.
-/// When the job type is gone, nothing is inserted, the slots count as skipped and
-/// `last_error` says why.
-const FIRE_ONE: &str = "
-WITH s AS (
-    SELECT s.tenant, s.job_type, s.payload, s.priority,
-           coalesce(s.max_attempts, jt.max_attempts) AS max_attempts,
-           jt.name IS NOT NULL AS type_ok
-    FROM sluice.schedules s
-    LEFT JOIN sluice.job_types jt ON jt.tenant = s.tenant AND jt.name = s.job_type
-    WHERE s.id = $1
-),
-planned AS (
-    SELECT u.slot, u.run_at, nextval('sluice.jobs_id_seq') AS job_id
-    FROM unnest($2::timestamptz[], $3::timestamptz[]) AS u(slot, run_at)
-    WHERE (SELECT type_ok FROM s)
-),
-jobs_ins AS (
-    INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at, max_attempts)
-    SELECT p.job_id, s.tenant, s.job_type, s.payload, s.priority, p.run_at, s.max_attempts
-    FROM planned p CROSS JOIN s
-    RETURNING id, run_at
-),
-slots_ins AS (
-    INSERT INTO sluice.schedule_slots (schedule_id, slot, job_id)
-    SELECT $1, p.slot, p.job_id FROM planned p
-    RETURNING slot
-),
-upd AS (
-    UPDATE sluice.schedules SET
-        next_slot = $4,
-        last_fired_slot = coalesce((SELECT max(slot) FROM slots_ins), last_fired_slot),
-        fired_count = fired_count + (SELECT count(*) FROM slots_ins),
-        skipped_count = skipped_count + $5
-            + (cardinality($2::timestamptz[]) - (SELECT count(*) FROM slots_ins)),
-        last_error = CASE
-            WHEN cardinality($2::timestamptz[]) = 0 THEN last_error
-            WHEN (SELECT type_ok FROM s) THEN NULL
-            ELSE format('job type %s no longer exists: its slots are skipped', job_type)
-        END,
-        updated_at = now()
-    WHERE id = $1
-    RETURNING id
-),
-notified AS (
-    SELECT pg_notify($6, '') WHERE EXISTS (SELECT 1 FROM jobs_ins WHERE run_at <= now())
-)
-SELECT (SELECT array_agg(id ORDER BY id) FROM jobs_ins) AS job_ids,
-       (SELECT count(*) FROM upd) AS updated,
-       (SELECT count(*) FROM notified) AS notified
-";
+/// One locked schedule: inserts its planned slots' jobs and slot rows, advances it and
+/// notifies, in one statement (see the file's header for the parameters).
+const FIRE_ONE: &str = include_str!("../../sql/schedules/fire_one.sql");
 
 /// A stored expression that no longer parses (written by hand, or a croner upgrade
 /// that became stricter): the schedule stops, with the reason in `last_error`.
-const STOP_BROKEN: &str = "
-UPDATE sluice.schedules SET next_slot = NULL, last_error = $2, updated_at = now() WHERE id = $1
-";
+const STOP_BROKEN: &str = include_str!("../../sql/schedules/stop_broken.sql");
 
 impl Store {
     /// Fires every due slot of up to `batch` schedules, by the database's clock. Safe to
@@ -183,16 +120,15 @@ impl Store {
                 .iter()
                 .map(|&slot| slot + jitter_offset(schedule.id, slot, schedule.jitter_ms))
                 .collect();
-            let (job_ids, _updated, _notified): (Option<Vec<i64>>, i64, i64) =
-                sqlx::query_as(FIRE_ONE)
-                    .bind(schedule.id)
-                    .bind(&plan.fire)
-                    .bind(&run_at)
-                    .bind(plan.next_slot)
-                    .bind(plan.skipped as i64)
-                    .bind(JOBS_CHANNEL)
-                    .fetch_one(&mut *tx)
-                    .await?;
+            let (job_ids, _updated): (Option<Vec<i64>>, i64) = sqlx::query_as(FIRE_ONE)
+                .bind(schedule.id)
+                .bind(&plan.fire)
+                .bind(&run_at)
+                .bind(plan.next_slot)
+                .bind(plan.skipped as i64)
+                .bind(self.default_max_payload_bytes)
+                .fetch_one(&mut *tx)
+                .await?;
             let job_ids = job_ids.unwrap_or_default();
             report.skipped += plan.skipped + (plan.fire.len() - job_ids.len()) as u64;
             report.job_ids.extend(job_ids);

@@ -106,44 +106,17 @@ fn payload_as_text<S: serde::Serializer>(payload: &[u8], s: S) -> Result<S::Ok, 
     s.serialize_str(&String::from_utf8_lossy(payload))
 }
 
-macro_rules! schedule_columns {
-    () => {
-        "id, tenant, name, cron, tz, job_type, payload, priority::int4 AS priority, \
-         max_attempts, jitter_ms, catch_up, max_catch_up, paused, next_slot, last_fired_slot, \
-         fired_count, skipped_count, last_error, created_at, updated_at"
-    };
-}
-
 /// `ON CONFLICT DO NOTHING`: a taken name returns no row.
-const INSERT_SCHEDULE: &str = concat!(
-    "INSERT INTO sluice.schedules (tenant, name, cron, tz, job_type, payload, priority, \
-     max_attempts, jitter_ms, catch_up, max_catch_up, next_slot) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
-     ON CONFLICT (tenant, name) DO NOTHING RETURNING ",
-    schedule_columns!()
-);
-const GET_SCHEDULE: &str = concat!(
-    "SELECT ",
-    schedule_columns!(),
-    " FROM sluice.schedules WHERE tenant = $1 AND name = $2"
-);
-const LIST_SCHEDULES: &str = concat!(
-    "SELECT ",
-    schedule_columns!(),
-    " FROM sluice.schedules WHERE ($1::text IS NULL OR tenant = $1) ORDER BY tenant, name"
-);
-const PAUSE_SCHEDULE: &str = concat!(
-    "UPDATE sluice.schedules SET paused = true, updated_at = now() \
-     WHERE tenant = $1 AND name = $2 RETURNING ",
-    schedule_columns!()
-);
+const INSERT_SCHEDULE: &str = include_str!("../../sql/schedules/insert.sql");
+const GET_SCHEDULE: &str = include_str!("../../sql/schedules/get.sql");
+const LIST_SCHEDULES: &str = include_str!("../../sql/schedules/list.sql");
+const PAUSE_SCHEDULE: &str = include_str!("../../sql/schedules/pause.sql");
 /// Guarded on `paused`: resuming a running schedule changes nothing.
-const RESUME_SCHEDULE: &str = concat!(
-    "UPDATE sluice.schedules SET paused = false, next_slot = $3, updated_at = now() \
-     WHERE tenant = $1 AND name = $2 AND paused RETURNING ",
-    schedule_columns!()
-);
-const DELETE_SCHEDULE: &str = "DELETE FROM sluice.schedules WHERE tenant = $1 AND name = $2";
+const RESUME_SCHEDULE: &str = include_str!("../../sql/schedules/resume.sql");
+const DELETE_SCHEDULE: &str = include_str!("../../sql/schedules/delete.sql");
+const NEXT_SCHEDULE_DUE: &str = include_str!("../../sql/schedules/next_due.sql");
+const PRUNE_SLOTS: &str = include_str!("../../sql/schedules/prune_slots.sql");
+const DB_NOW: &str = include_str!("../../sql/db_now.sql");
 
 fn invalid(field: &'static str, message: String) -> StoreError {
     StoreError::InvalidInput { field, message }
@@ -377,12 +350,9 @@ impl Store {
     /// How long until the earliest active schedule's next slot (zero when one is due
     /// now), by the database's clock; `None` when no active schedule has a next slot.
     pub async fn next_schedule_due_in(&self) -> Result<Option<Duration>, StoreError> {
-        let micros: Option<i64> = sqlx::query_scalar(
-            "SELECT (extract(epoch FROM min(next_slot) - now()) * 1000000)::int8 \
-             FROM sluice.schedules WHERE NOT paused",
-        )
-        .fetch_one(&self.pool)
-        .await?;
+        let micros: Option<i64> = sqlx::query_scalar(NEXT_SCHEDULE_DUE)
+            .fetch_one(&self.pool)
+            .await?;
         Ok(micros.map(|us| Duration::from_micros(us.max(0) as u64)))
     }
 
@@ -398,16 +368,12 @@ impl Store {
         let age = crate::micros("older_than", older_than, false)?;
         let mut total = 0;
         loop {
-            let n = sqlx::query(
-                "DELETE FROM sluice.schedule_slots WHERE ctid = ANY (ARRAY( \
-                 SELECT ctid FROM sluice.schedule_slots \
-                 WHERE fired_at < now() - $1 * interval '1 microsecond' LIMIT $2))",
-            )
-            .bind(age)
-            .bind(i64::from(batch.max(1)))
-            .execute(&self.pool)
-            .await?
-            .rows_affected();
+            let n = sqlx::query(PRUNE_SLOTS)
+                .bind(age)
+                .bind(i64::from(batch.max(1)))
+                .execute(&self.pool)
+                .await?
+                .rows_affected();
             total += n;
             if n < u64::from(batch.max(1)) {
                 return Ok(total);
@@ -417,9 +383,7 @@ impl Store {
 
     /// The database's clock.
     pub(crate) async fn db_now(&self) -> Result<DateTime<Utc>, StoreError> {
-        Ok(sqlx::query_scalar("SELECT now()")
-            .fetch_one(&self.pool)
-            .await?)
+        Ok(sqlx::query_scalar(DB_NOW).fetch_one(&self.pool).await?)
     }
 }
 

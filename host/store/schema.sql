@@ -1,0 +1,727 @@
+-- GENERATED FILE: do not edit by hand.
+--
+-- The `sluice` schema after every migration in migrations/, read from the catalog of a
+-- freshly migrated database by host/store/tests/it/schema_file.rs (not pg_dump). The
+-- migrations are the source of truth; this file is what they add up to. A test fails
+-- when it is out of date; regenerate it with
+--
+--   SLUICE_BLESS=1 DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
+--       cargo test -p sluice-store --test it schema_file
+--
+-- Sections: schema, enums, sequences, tables (columns in their physical order, then
+-- constraints by name), indexes, views, functions, triggers, comments; each sorted by
+-- name.
+
+CREATE SCHEMA sluice;
+
+
+-- Enums
+-- -----
+CREATE TYPE sluice.job_state AS ENUM ('pending', 'running', 'completed', 'dead', 'cancelled');
+CREATE TYPE sluice.key_scope AS ENUM ('retained', 'unfinished');
+
+
+-- Sequences
+-- ---------
+CREATE SEQUENCE sluice.api_tokens_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.api_tokens.id;
+CREATE SEQUENCE sluice.attempt_history_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.attempt_history.id;
+CREATE SEQUENCE sluice.components_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.components.id;
+CREATE SEQUENCE sluice.jobs_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.jobs.id;
+CREATE SEQUENCE sluice.schedules_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.schedules.id;
+
+
+-- Tables
+-- ------
+
+CREATE TABLE sluice.api_tokens (
+    id bigint DEFAULT nextval('sluice.api_tokens_id_seq'::regclass) NOT NULL,
+    tenant text NOT NULL,
+    token_hash bytea NOT NULL,
+    admin boolean DEFAULT false NOT NULL,
+    label text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    revoked_at timestamp with time zone,
+    CONSTRAINT api_tokens_hash_length CHECK ((octet_length(token_hash) = 32)),
+    CONSTRAINT api_tokens_label_length CHECK (((char_length(label) >= 1) AND (char_length(label) <= 128))),
+    CONSTRAINT api_tokens_pkey PRIMARY KEY (id),
+    CONSTRAINT api_tokens_tenant_fkey FOREIGN KEY (tenant) REFERENCES sluice.tenants(id) ON DELETE CASCADE,
+    CONSTRAINT api_tokens_token_hash_key UNIQUE (token_hash)
+);
+
+CREATE TABLE sluice.attempt_history (
+    id bigint DEFAULT nextval('sluice.attempt_history_id_seq'::regclass) NOT NULL,
+    job_id bigint NOT NULL,
+    attempt integer NOT NULL,
+    lease_token uuid NOT NULL,
+    worker text NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    finished_at timestamp with time zone,
+    outcome text,
+    error text,
+    fuel_used bigint,
+    CONSTRAINT job_attempts_attempt_check CHECK ((attempt >= 1)),
+    CONSTRAINT job_attempts_fuel_used_check CHECK ((fuel_used >= 0)),
+    CONSTRAINT job_attempts_job_id_fkey FOREIGN KEY (job_id) REFERENCES sluice.jobs(id) ON DELETE CASCADE,
+    CONSTRAINT job_attempts_outcome_iff_finished CHECK (((outcome IS NULL) = (finished_at IS NULL))),
+    CONSTRAINT job_attempts_outcome_known CHECK ((outcome = ANY (ARRAY['completed'::text, 'retry'::text, 'dead'::text, 'released'::text, 'lease_expired'::text, 'cancelled'::text]))),
+    CONSTRAINT job_attempts_pkey PRIMARY KEY (id)
+) WITH (
+    autovacuum_analyze_scale_factor=0.02,
+    autovacuum_vacuum_insert_scale_factor=0.05,
+    autovacuum_vacuum_scale_factor=0.02,
+    fillfactor=90
+);
+
+CREATE TABLE sluice.components (
+    id bigint DEFAULT nextval('sluice.components_id_seq'::regclass) NOT NULL,
+    tenant text NOT NULL,
+    name text NOT NULL,
+    version text NOT NULL,
+    sha256 text NOT NULL,
+    bytes bytea NOT NULL,
+    size bigint GENERATED ALWAYS AS (octet_length(bytes)) STORED NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT components_name_length CHECK (((char_length(name) >= 1) AND (char_length(name) <= 128))),
+    CONSTRAINT components_pkey PRIMARY KEY (id),
+    CONSTRAINT components_sha256_hex CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT components_tenant_fkey FOREIGN KEY (tenant) REFERENCES sluice.tenants(id) ON DELETE CASCADE,
+    CONSTRAINT components_tenant_id_key UNIQUE (tenant, id),
+    CONSTRAINT components_tenant_name_version_key UNIQUE (tenant, name, version),
+    CONSTRAINT components_version_length CHECK (((char_length(version) >= 1) AND (char_length(version) <= 64)))
+);
+
+CREATE TABLE sluice.job_types (
+    tenant text NOT NULL,
+    name text NOT NULL,
+    component_id bigint NOT NULL,
+    max_attempts integer DEFAULT 3 NOT NULL,
+    backoff_base_ms bigint,
+    backoff_cap_ms bigint,
+    backoff_jitter double precision,
+    timeout_ms bigint,
+    fuel bigint,
+    memory_bytes bigint,
+    output_bytes bigint,
+    log_bytes bigint,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT job_types_backoff_base_ms_check CHECK ((backoff_base_ms >= 0)),
+    CONSTRAINT job_types_backoff_cap_ms_check CHECK ((backoff_cap_ms >= 0)),
+    CONSTRAINT job_types_backoff_jitter_check CHECK (((backoff_jitter >= (0)::double precision) AND (backoff_jitter <= (1)::double precision))),
+    CONSTRAINT job_types_component_fkey FOREIGN KEY (tenant, component_id) REFERENCES sluice.components(tenant, id),
+    CONSTRAINT job_types_fuel_check CHECK ((fuel > 0)),
+    CONSTRAINT job_types_log_bytes_check CHECK ((log_bytes > 0)),
+    CONSTRAINT job_types_max_attempts_check CHECK ((max_attempts >= 1)),
+    CONSTRAINT job_types_memory_bytes_check CHECK ((memory_bytes > 0)),
+    CONSTRAINT job_types_name_length CHECK (((char_length(name) >= 1) AND (char_length(name) <= 128))),
+    CONSTRAINT job_types_output_bytes_check CHECK ((output_bytes > 0)),
+    CONSTRAINT job_types_pkey PRIMARY KEY (tenant, name),
+    CONSTRAINT job_types_tenant_fkey FOREIGN KEY (tenant) REFERENCES sluice.tenants(id) ON DELETE CASCADE,
+    CONSTRAINT job_types_timeout_ms_nonnegative CHECK ((timeout_ms >= 0))
+);
+
+CREATE TABLE sluice.jobs (
+    id bigint DEFAULT nextval('sluice.jobs_id_seq'::regclass) NOT NULL,
+    tenant text NOT NULL,
+    job_type text NOT NULL,
+    payload bytea NOT NULL,
+    priority smallint DEFAULT 0 NOT NULL,
+    state sluice.job_state DEFAULT 'pending'::sluice.job_state NOT NULL,
+    run_at timestamp with time zone DEFAULT now() NOT NULL,
+    attempt integer DEFAULT 0 NOT NULL,
+    max_attempts integer NOT NULL,
+    idempotency_key text,
+    key_scope sluice.key_scope DEFAULT 'retained'::sluice.key_scope NOT NULL,
+    locked_by text,
+    locked_until timestamp with time zone,
+    lease_token uuid,
+    cancel_requested boolean DEFAULT false NOT NULL,
+    last_error text,
+    output bytea,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    finished_at timestamp with time zone,
+    attempt_id bigint,
+    attempt_started_at timestamp with time zone,
+    attempt_worker text,
+    attempt_fuel bigint,
+    CONSTRAINT jobs_attempt_fuel_nonnegative CHECK ((attempt_fuel >= 0)),
+    CONSTRAINT jobs_attempt_on_row CHECK ((((attempt_id IS NULL) = (attempt_started_at IS NULL)) AND ((attempt_id IS NULL) = (attempt_worker IS NULL)) AND
+CASE state
+    WHEN 'running'::sluice.job_state THEN (attempt_id IS NOT NULL)
+    WHEN 'completed'::sluice.job_state THEN true
+    ELSE (attempt_id IS NULL)
+END)),
+    CONSTRAINT jobs_attempt_range CHECK (((attempt >= 0) AND (attempt <= max_attempts))),
+    CONSTRAINT jobs_cancel_requested_only_running CHECK (((NOT cancel_requested) OR (state = 'running'::sluice.job_state))),
+    CONSTRAINT jobs_finished_at_iff_terminal CHECK (((finished_at IS NOT NULL) = (state = ANY (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state])))),
+    CONSTRAINT jobs_idempotency_key_length CHECK (((char_length(idempotency_key) >= 1) AND (char_length(idempotency_key) <= 255))),
+    CONSTRAINT jobs_job_type_length CHECK (((char_length(job_type) >= 1) AND (char_length(job_type) <= 128))),
+    CONSTRAINT jobs_lease_iff_running CHECK ((((state = 'running'::sluice.job_state) = (locked_by IS NOT NULL)) AND ((state = 'running'::sluice.job_state) = (locked_until IS NOT NULL)) AND ((state = 'running'::sluice.job_state) = (lease_token IS NOT NULL)) AND ((state <> 'running'::sluice.job_state) OR (attempt >= 1)))),
+    CONSTRAINT jobs_max_attempts_positive CHECK ((max_attempts >= 1)),
+    CONSTRAINT jobs_pending_has_attempt_left CHECK (((state <> 'pending'::sluice.job_state) OR (attempt < max_attempts))),
+    CONSTRAINT jobs_pkey PRIMARY KEY (id),
+    CONSTRAINT jobs_run_at_range CHECK (((run_at >= '1970-01-01 00:00:00+00'::timestamp with time zone) AND (run_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)))
+) WITH (
+    autovacuum_analyze_scale_factor=0.02,
+    autovacuum_vacuum_cost_delay=1,
+    autovacuum_vacuum_insert_scale_factor=0.05,
+    autovacuum_vacuum_scale_factor=0.01,
+    autovacuum_vacuum_threshold=1000,
+    fillfactor=75
+);
+
+CREATE TABLE sluice.maintenance_runs (
+    task text NOT NULL,
+    last_started_at timestamp with time zone NOT NULL,
+    last_finished_at timestamp with time zone,
+    last_deleted bigint,
+    started_by text,
+    CONSTRAINT maintenance_runs_pkey PRIMARY KEY (task)
+);
+
+CREATE TABLE sluice.schedule_slots (
+    schedule_id bigint NOT NULL,
+    slot timestamp with time zone NOT NULL,
+    job_id bigint NOT NULL,
+    fired_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT schedule_slots_pkey PRIMARY KEY (schedule_id, slot),
+    CONSTRAINT schedule_slots_schedule_id_fkey FOREIGN KEY (schedule_id) REFERENCES sluice.schedules(id) ON DELETE CASCADE
+);
+
+CREATE TABLE sluice.schedules (
+    id bigint DEFAULT nextval('sluice.schedules_id_seq'::regclass) NOT NULL,
+    tenant text NOT NULL,
+    name text NOT NULL,
+    cron text NOT NULL,
+    tz text DEFAULT 'UTC'::text NOT NULL,
+    job_type text NOT NULL,
+    payload bytea NOT NULL,
+    priority smallint DEFAULT 10 NOT NULL,
+    max_attempts integer,
+    jitter_ms bigint DEFAULT 0 NOT NULL,
+    catch_up text DEFAULT 'latest'::text NOT NULL,
+    max_catch_up integer DEFAULT 10 NOT NULL,
+    paused boolean DEFAULT false NOT NULL,
+    next_slot timestamp with time zone,
+    last_fired_slot timestamp with time zone,
+    fired_count bigint DEFAULT 0 NOT NULL,
+    skipped_count bigint DEFAULT 0 NOT NULL,
+    last_error text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT schedules_catch_up_known CHECK ((catch_up = ANY (ARRAY['none'::text, 'latest'::text, 'all'::text]))),
+    CONSTRAINT schedules_cron_length CHECK (((char_length(cron) >= 1) AND (char_length(cron) <= 256))),
+    CONSTRAINT schedules_jitter_non_negative CHECK ((jitter_ms >= 0)),
+    CONSTRAINT schedules_job_type_length CHECK (((char_length(job_type) >= 1) AND (char_length(job_type) <= 128))),
+    CONSTRAINT schedules_max_attempts_positive CHECK ((max_attempts >= 1)),
+    CONSTRAINT schedules_max_catch_up_positive CHECK ((max_catch_up >= 1)),
+    CONSTRAINT schedules_name_length CHECK (((char_length(name) >= 1) AND (char_length(name) <= 128))),
+    CONSTRAINT schedules_pkey PRIMARY KEY (id),
+    CONSTRAINT schedules_tenant_fkey FOREIGN KEY (tenant) REFERENCES sluice.tenants(id) ON DELETE CASCADE,
+    CONSTRAINT schedules_tenant_name_key UNIQUE (tenant, name)
+);
+
+CREATE TABLE sluice.tenants (
+    id text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    max_payload_bytes integer,
+    max_component_bytes bigint,
+    max_timeout_ms bigint,
+    max_fuel bigint,
+    max_memory_bytes bigint,
+    max_output_bytes bigint,
+    max_log_bytes bigint,
+    max_enqueue_per_sec double precision,
+    enqueue_burst integer,
+    max_running integer,
+    CONSTRAINT tenants_enqueue_burst_positive CHECK ((enqueue_burst > 0)),
+    CONSTRAINT tenants_id_slug CHECK ((id ~ '^[a-z0-9][a-z0-9_-]{0,62}$'::text)),
+    CONSTRAINT tenants_max_component_bytes_check CHECK ((max_component_bytes > 0)),
+    CONSTRAINT tenants_max_enqueue_per_sec_positive CHECK ((max_enqueue_per_sec > (0)::double precision)),
+    CONSTRAINT tenants_max_fuel_check CHECK ((max_fuel > 0)),
+    CONSTRAINT tenants_max_log_bytes_check CHECK ((max_log_bytes > 0)),
+    CONSTRAINT tenants_max_memory_bytes_check CHECK ((max_memory_bytes > 0)),
+    CONSTRAINT tenants_max_output_bytes_check CHECK ((max_output_bytes > 0)),
+    CONSTRAINT tenants_max_payload_bytes_check CHECK ((max_payload_bytes > 0)),
+    CONSTRAINT tenants_max_running_positive CHECK (((max_running IS NULL) OR (max_running >= 1))),
+    CONSTRAINT tenants_max_timeout_ms_check CHECK ((max_timeout_ms > 0)),
+    CONSTRAINT tenants_pkey PRIMARY KEY (id)
+);
+
+
+-- Indexes (including those behind PRIMARY KEY and UNIQUE)
+-- -------------------------------------------------------
+CREATE UNIQUE INDEX api_tokens_pkey ON sluice.api_tokens USING btree (id);
+CREATE INDEX api_tokens_tenant_idx ON sluice.api_tokens USING btree (tenant, id);
+CREATE UNIQUE INDEX api_tokens_token_hash_key ON sluice.api_tokens USING btree (token_hash);
+CREATE INDEX job_attempts_job_id_idx ON sluice.attempt_history USING btree (job_id, id);
+CREATE UNIQUE INDEX job_attempts_pkey ON sluice.attempt_history USING btree (id);
+CREATE UNIQUE INDEX components_pkey ON sluice.components USING btree (id);
+CREATE UNIQUE INDEX components_tenant_id_key ON sluice.components USING btree (tenant, id);
+CREATE INDEX components_tenant_name_sha256_idx ON sluice.components USING btree (tenant, name, sha256);
+CREATE UNIQUE INDEX components_tenant_name_version_key ON sluice.components USING btree (tenant, name, version);
+CREATE INDEX job_types_component_idx ON sluice.job_types USING btree (component_id);
+CREATE UNIQUE INDEX job_types_pkey ON sluice.job_types USING btree (tenant, name);
+CREATE INDEX jobs_claim_idx ON sluice.jobs USING btree (priority DESC, run_at, id) WHERE (state = 'pending'::sluice.job_state);
+CREATE INDEX jobs_claim_tenant_idx ON sluice.jobs USING btree (tenant, priority DESC, run_at, id) WHERE (state = 'pending'::sluice.job_state);
+CREATE INDEX jobs_finished_idx ON sluice.jobs USING btree (state, finished_at) WHERE (state = ANY (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state]));
+CREATE UNIQUE INDEX jobs_idempotency_key_uidx ON sluice.jobs USING btree (tenant, idempotency_key) WHERE ((idempotency_key IS NOT NULL) AND ((key_scope = 'retained'::sluice.key_scope) OR (state = ANY (ARRAY['pending'::sluice.job_state, 'running'::sluice.job_state]))));
+CREATE UNIQUE INDEX jobs_pkey ON sluice.jobs USING btree (id);
+CREATE INDEX jobs_running_idx ON sluice.jobs USING btree (tenant, locked_until) WHERE (state = 'running'::sluice.job_state);
+CREATE UNIQUE INDEX maintenance_runs_pkey ON sluice.maintenance_runs USING btree (task);
+CREATE INDEX schedule_slots_fired_at_idx ON sluice.schedule_slots USING btree (fired_at);
+CREATE UNIQUE INDEX schedule_slots_pkey ON sluice.schedule_slots USING btree (schedule_id, slot);
+CREATE INDEX schedules_due_idx ON sluice.schedules USING btree (next_slot) WHERE (NOT paused);
+CREATE UNIQUE INDEX schedules_pkey ON sluice.schedules USING btree (id);
+CREATE UNIQUE INDEX schedules_tenant_name_key ON sluice.schedules USING btree (tenant, name);
+CREATE UNIQUE INDEX tenants_pkey ON sluice.tenants USING btree (id);
+
+
+-- Views
+-- -----
+
+CREATE VIEW sluice.job_attempts AS
+ SELECT h.id,
+    h.job_id,
+    h.attempt,
+    h.lease_token,
+    h.worker,
+    h.started_at,
+    h.finished_at,
+    h.outcome,
+    h.error,
+    h.fuel_used
+   FROM sluice.attempt_history h
+UNION ALL
+ SELECT j.attempt_id AS id,
+    j.id AS job_id,
+    j.attempt,
+    j.lease_token,
+    j.attempt_worker AS worker,
+    j.attempt_started_at AS started_at,
+        CASE
+            WHEN j.state = 'completed'::sluice.job_state THEN j.finished_at
+            ELSE NULL::timestamp with time zone
+        END AS finished_at,
+        CASE
+            WHEN j.state = 'completed'::sluice.job_state THEN 'completed'::text
+            ELSE NULL::text
+        END AS outcome,
+    NULL::text AS error,
+    j.attempt_fuel AS fuel_used
+   FROM sluice.jobs j
+  WHERE j.attempt_id IS NOT NULL;
+
+
+-- Functions
+-- ---------
+
+CREATE OR REPLACE FUNCTION sluice.claim(p_worker text, p_limit integer, p_lease_us bigint, p_tenants text[], p_job_types text[])
+ RETURNS TABLE(id bigint, tenant text, job_type text, payload bytea, priority integer, attempt integer, max_attempts integer, lease_token uuid, locked_until timestamp with time zone)
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+ SET enable_bitmapscan TO 'off'
+ SET jit TO 'off'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    PERFORM 1
+    FROM sluice.tenants t
+    WHERE t.max_running IS NOT NULL
+      AND (p_tenants IS NULL OR t.id = ANY (p_tenants))
+      AND EXISTS (SELECT 1 FROM sluice.jobs j
+                  WHERE j.tenant = t.id AND j.state = 'pending' AND j.run_at <= now())
+    ORDER BY t.id
+    FOR NO KEY UPDATE OF t;
+
+    RETURN QUERY
+    WITH RECURSIVE pending_tenants AS (
+        -- A loose index scan over jobs_claim_tenant_idx: one probe per tenant with
+        -- pending rows, however deep each backlog is.
+        (SELECT j.tenant FROM sluice.jobs j
+         WHERE j.state = 'pending' AND p_tenants IS NULL
+         ORDER BY j.tenant LIMIT 1)
+        UNION ALL
+        SELECT (SELECT j.tenant FROM sluice.jobs j
+                WHERE j.state = 'pending' AND j.tenant > p.tenant
+                ORDER BY j.tenant LIMIT 1)
+        FROM pending_tenants p
+        WHERE p.tenant IS NOT NULL
+    ),
+    tenant_list AS (
+        SELECT p.tenant FROM pending_tenants p WHERE p.tenant IS NOT NULL
+        UNION
+        SELECT u.tenant FROM unnest(p_tenants) AS u(tenant)
+    ),
+    counted AS (
+        SELECT tl.tenant, t.max_running,
+               -- Counted per tenant over jobs_running_idx, by index scans (which mark
+               -- index entries of finished jobs dead as they pass them; a bitmap scan
+               -- would not) -- but only where the count changes the answer: for a cap,
+               -- or to interleave several tenants. One uncapped tenant's claim would
+               -- otherwise visit every job it runs (O(running) per claim).
+               CASE WHEN t.max_running IS NOT NULL
+                         OR (SELECT count(*) FROM tenant_list) > 1
+                    THEN (SELECT count(*)::integer FROM sluice.jobs j
+                          WHERE j.tenant = tl.tenant AND j.state = 'running')
+                    ELSE 0
+               END AS running
+        FROM tenant_list tl
+        LEFT JOIN sluice.tenants t ON t.id = tl.tenant
+    ),
+    budget AS (
+        SELECT c.tenant, c.running,
+               GREATEST(0, LEAST(p_limit, COALESCE(c.max_running - c.running, p_limit))) AS take
+        FROM counted c
+    ),
+    candidates AS (
+        SELECT c.id, c.priority, c.run_at,
+               b.running + row_number() OVER (
+                   PARTITION BY b.tenant ORDER BY c.priority DESC, c.run_at, c.id) AS fair
+        FROM budget b
+        CROSS JOIN LATERAL (
+            SELECT j.id, j.priority, j.run_at
+            FROM sluice.jobs j
+            WHERE j.tenant = b.tenant AND j.state = 'pending' AND j.run_at <= now()
+              AND (p_job_types IS NULL OR j.job_type = ANY (p_job_types))
+              AND b.take > 0
+            ORDER BY j.priority DESC, j.run_at, j.id
+            LIMIT b.take
+            FOR UPDATE SKIP LOCKED
+        ) c
+    ),
+    picked AS (
+        SELECT c.id FROM candidates c
+        ORDER BY c.fair, c.priority DESC, c.run_at, c.id
+        LIMIT p_limit
+    ),
+    claimed AS (
+        UPDATE sluice.jobs j
+        SET state = 'running',
+            attempt = j.attempt + 1,
+            locked_by = p_worker,
+            locked_until = now() + p_lease_us * interval '1 microsecond',
+            lease_token = gen_random_uuid(),
+            updated_at = now(),
+            -- The attempt lives on the row until it ends (see the top of this file).
+            -- clock_timestamp(), not now(): a claim may have waited on a capped
+            -- tenant's lock since its statement began, and the history must not show
+            -- it starting before the completion it waited for.
+            attempt_id = nextval('sluice.attempt_history_id_seq'),
+            attempt_started_at = clock_timestamp(),
+            attempt_worker = p_worker,
+            attempt_fuel = NULL
+        -- By primary key: the ids are already locked (the state test is a guard, not a
+        -- search). It compares text so that no plan can match the pending-only partial
+        -- indexes' predicate and scan one of them whole for these ids.
+        WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked p)) AND j.state::text = 'pending'
+        RETURNING j.id, j.tenant, j.job_type, j.payload, j.priority, j.run_at, j.attempt,
+                  j.max_attempts, j.lease_token, j.locked_until
+    )
+    SELECT c.id, c.tenant, c.job_type, c.payload, c.priority::integer, c.attempt,
+           c.max_attempts, c.lease_token, c.locked_until
+    FROM claimed c
+    ORDER BY c.priority DESC, c.run_at, c.id;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer DEFAULT 10, run_at timestamp with time zone DEFAULT now(), idempotency_key text DEFAULT NULL::text, max_attempts integer DEFAULT NULL::integer, key_scope text DEFAULT 'retained'::text)
+ RETURNS bigint
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+DECLARE
+    v_run_at timestamptz := coalesce(enqueue.run_at, now());
+    v_result record;
+    v_round  integer;
+BEGIN
+    IF enqueue.tenant IS NULL THEN
+        RAISE EXCEPTION 'invalid tenant: must not be NULL'
+            USING ERRCODE = 'invalid_parameter_value', COLUMN = 'tenant';
+    END IF;
+    IF enqueue.job_type IS NULL OR char_length(enqueue.job_type) NOT BETWEEN 1 AND 128 THEN
+        RAISE EXCEPTION 'invalid job_type: a job type name must be 1 to 128 characters, got %',
+                coalesce(char_length(enqueue.job_type)::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', COLUMN = 'job_type';
+    END IF;
+    IF enqueue.payload IS NULL THEN
+        RAISE EXCEPTION 'invalid payload: must not be NULL (use ''{}''::jsonb for an empty one)'
+            USING ERRCODE = 'invalid_parameter_value', COLUMN = 'payload';
+    END IF;
+    IF enqueue.priority IS NULL OR enqueue.priority NOT BETWEEN -32768 AND 32767 THEN
+        RAISE EXCEPTION 'invalid priority: % is outside -32768..=32767; use the labels low=0, medium=10, high=20, critical=30',
+                coalesce(enqueue.priority::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', COLUMN = 'priority';
+    END IF;
+    IF NOT isfinite(v_run_at)
+       OR v_run_at NOT BETWEEN timestamptz '1970-01-01 00:00:00+00'
+                           AND timestamptz '9999-12-31 23:59:59.999999+00' THEN
+        RAISE EXCEPTION 'invalid run_at: % is outside the accepted range 1970-01-01 00:00:00+00 .. 9999-12-31 23:59:59.999999+00',
+                v_run_at
+            USING ERRCODE = 'invalid_parameter_value', COLUMN = 'run_at';
+    END IF;
+    IF enqueue.max_attempts IS NOT NULL AND enqueue.max_attempts < 1 THEN
+        RAISE EXCEPTION 'invalid max_attempts: must be at least 1 (1 means never retried), got %',
+                enqueue.max_attempts
+            USING ERRCODE = 'invalid_parameter_value', COLUMN = 'max_attempts';
+    END IF;
+    IF enqueue.idempotency_key IS NOT NULL
+       AND char_length(enqueue.idempotency_key) NOT BETWEEN 1 AND 255 THEN
+        RAISE EXCEPTION 'invalid idempotency_key: must be 1 to 255 characters, got %',
+                char_length(enqueue.idempotency_key)
+            USING ERRCODE = 'invalid_parameter_value', COLUMN = 'idempotency_key';
+    END IF;
+    IF enqueue.key_scope IS NULL OR enqueue.key_scope NOT IN ('retained', 'unfinished') THEN
+        RAISE EXCEPTION 'invalid key_scope: % is not a key scope; use ''retained'' or ''unfinished''',
+                coalesce(quote_literal(enqueue.key_scope), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', COLUMN = 'key_scope';
+    END IF;
+
+    -- The unique index jobs_idempotency_key_uidx is the authority. A holder that commits
+    -- while a round waits is skipped by ON CONFLICT and unseen by its snapshot (holder
+    -- NULL); the next round is a new statement (a new snapshot under READ COMMITTED)
+    -- and finds it, or inserts if the holder freed its key in between.
+    FOR v_round IN 1..16 LOOP
+        SELECT * INTO v_result
+        FROM sluice.enqueue_jobs(
+            ARRAY[enqueue.tenant], ARRAY[enqueue.job_type],
+            ARRAY[convert_to(enqueue.payload::text, 'UTF8')],
+            ARRAY[enqueue.priority::smallint], NULL, ARRAY[v_run_at],
+            ARRAY[enqueue.max_attempts],
+            CASE WHEN enqueue.idempotency_key IS NOT NULL THEN ARRAY[enqueue.idempotency_key] END,
+            ARRAY[enqueue.key_scope],
+            coalesce(nullif(current_setting('sluice.default_max_payload_bytes', true), '')::bigint,
+                     1048576));
+        IF v_result.problem = 'tenant' THEN
+            RAISE EXCEPTION 'unknown tenant "%": create it first (sluice tenants create %)',
+                    enqueue.tenant, enqueue.tenant
+                USING ERRCODE = 'foreign_key_violation', COLUMN = 'tenant';
+        ELSIF v_result.problem = 'job_type' THEN
+            RAISE EXCEPTION 'unknown job type "%" for tenant "%": register it with a component first',
+                    enqueue.job_type, enqueue.tenant
+                USING ERRCODE = 'foreign_key_violation', COLUMN = 'job_type';
+        ELSIF v_result.problem IS NOT NULL THEN
+            RAISE EXCEPTION 'payload is % bytes, over the limit of % bytes: store large data elsewhere and pass a reference',
+                    v_result.payload_size, v_result.payload_limit
+                USING ERRCODE = 'program_limit_exceeded', COLUMN = 'payload';
+        END IF;
+        IF v_result.dup_ords IS NULL THEN
+            RETURN v_result.ids[1]; -- created
+        END IF;
+        IF v_result.dup_holders[1] IS NOT NULL THEN
+            RETURN v_result.dup_holders[1]; -- a duplicate: nothing created
+        END IF;
+    END LOOP;
+    RAISE EXCEPTION 'idempotency key "%" of tenant "%" kept changing hands during enqueue; retry later',
+            enqueue.idempotency_key, enqueue.tenant
+        USING ERRCODE = 'serialization_failure', COLUMN = 'idempotency_key';
+END
+$function$;
+REVOKE EXECUTE ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text) FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint)
+ RETURNS TABLE(problem text, problem_ord bigint, payload_size bigint, payload_limit bigint, ids bigint[], dup_ords bigint[], dup_holders bigint[])
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    -- p_delay_us .. p_key_scope may be NULL instead of an array when no row sets them:
+    -- SRFs in one SELECT list run in lockstep and a shorter (or NULL) array is padded
+    -- with NULLs, so a client need not send 100k defaults.
+    IF p_idempotency_key IS NULL THEN
+        RETURN QUERY
+        WITH groups AS (
+            SELECT g.tenant, g.job_type, g.first_ord, g.max_size,
+                   t.id IS NOT NULL AS tenant_ok,
+                   jt.name IS NOT NULL AS type_ok,
+                   coalesce(t.max_payload_bytes, p_default_max_payload) AS payload_limit
+            FROM (
+                SELECT u.tenant, u.job_type, min(u.ord) AS first_ord, max(u.size) AS max_size
+                FROM (SELECT unnest(p_tenant) AS tenant, unnest(p_job_type) AS job_type,
+                             octet_length(unnest(p_payload))::int8 AS size,
+                             generate_series(1::int8, cardinality(p_tenant)) AS ord) u
+                GROUP BY u.tenant, u.job_type
+            ) g
+            LEFT JOIN sluice.tenants t ON t.id = g.tenant
+            LEFT JOIN sluice.job_types jt ON jt.tenant = g.tenant AND jt.name = g.job_type
+        ),
+        first_problem AS (
+            SELECT g.first_ord,
+                   CASE WHEN NOT g.tenant_ok THEN 'tenant'
+                        WHEN NOT g.type_ok THEN 'job_type'
+                        ELSE 'payload' END AS problem,
+                   g.max_size, g.payload_limit
+            FROM groups g
+            WHERE NOT g.tenant_ok OR NOT g.type_ok OR g.max_size > g.payload_limit
+            ORDER BY g.first_ord
+            LIMIT 1
+        ),
+        new_ids AS (
+            SELECT array_agg(nextval('sluice.jobs_id_seq')) AS a
+            FROM generate_series(1, cardinality(p_tenant))
+            WHERE NOT EXISTS (SELECT 1 FROM first_problem)
+            HAVING count(*) > 0
+        ),
+        inserted AS (
+            INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at,
+                                     max_attempts, key_scope)
+            SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
+                   coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
+                   coalesce(u.max_attempts, jt.max_attempts),
+                   coalesce(u.key_scope, 'retained')::sluice.key_scope
+            FROM (SELECT unnest(n.a) AS id, unnest(p_tenant) AS tenant,
+                         unnest(p_job_type) AS job_type, unnest(p_payload) AS payload,
+                         unnest(p_priority) AS priority, unnest(p_delay_us) AS delay_us,
+                         unnest(p_at) AS at, unnest(p_max_attempts) AS max_attempts,
+                         unnest(p_key_scope) AS key_scope
+                  FROM new_ids n) u
+            JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
+        ),
+        -- The earliest due time of the batch, from the inputs (so no CTE reads back a
+        -- payload): every row is inserted or the statement fails.
+        first_due AS (
+            SELECT min(coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond')) AS at
+            FROM (SELECT unnest(n.a) AS id, unnest(p_delay_us) AS delay_us,
+                         unnest(p_at) AS at
+                  FROM new_ids n) u
+        ),
+        notified AS (
+            SELECT pg_notify('sluice_jobs',
+                             CASE WHEN f.at <= now() THEN ''
+                                  ELSE ceil(extract(epoch FROM f.at - now()) * 1000000)::int8::text
+                             END)
+            FROM first_due f
+            WHERE f.at IS NOT NULL
+        )
+        SELECT p.problem, p.first_ord, p.max_size, p.payload_limit,
+               (SELECT n.a FROM new_ids n),
+               NULL::int8[], NULL::int8[]
+        FROM (SELECT count(*) AS sent FROM notified) one
+        LEFT JOIN first_problem p ON true;
+    ELSE
+        RETURN QUERY
+        WITH groups AS (
+            SELECT g.tenant, g.job_type, g.first_ord, g.max_size,
+                   t.id IS NOT NULL AS tenant_ok,
+                   jt.name IS NOT NULL AS type_ok,
+                   coalesce(t.max_payload_bytes, p_default_max_payload) AS payload_limit
+            FROM (
+                SELECT u.tenant, u.job_type, min(u.ord) AS first_ord, max(u.size) AS max_size
+                FROM (SELECT unnest(p_tenant) AS tenant, unnest(p_job_type) AS job_type,
+                             octet_length(unnest(p_payload))::int8 AS size,
+                             generate_series(1::int8, cardinality(p_tenant)) AS ord) u
+                GROUP BY u.tenant, u.job_type
+            ) g
+            LEFT JOIN sluice.tenants t ON t.id = g.tenant
+            LEFT JOIN sluice.job_types jt ON jt.tenant = g.tenant AND jt.name = g.job_type
+        ),
+        first_problem AS (
+            SELECT g.first_ord,
+                   CASE WHEN NOT g.tenant_ok THEN 'tenant'
+                        WHEN NOT g.type_ok THEN 'job_type'
+                        ELSE 'payload' END AS problem,
+                   g.max_size, g.payload_limit
+            FROM groups g
+            WHERE NOT g.tenant_ok OR NOT g.type_ok OR g.max_size > g.payload_limit
+            ORDER BY g.first_ord
+            LIMIT 1
+        ),
+        new_ids AS (
+            SELECT array_agg(nextval('sluice.jobs_id_seq')) AS a
+            FROM generate_series(1, cardinality(p_tenant))
+            WHERE NOT EXISTS (SELECT 1 FROM first_problem)
+            HAVING count(*) > 0
+        ),
+        ins_plain AS (
+            INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at,
+                                     max_attempts, key_scope)
+            SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
+                   coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
+                   coalesce(u.max_attempts, jt.max_attempts),
+                   coalesce(u.key_scope, 'retained')::sluice.key_scope
+            FROM (SELECT unnest(n.a) AS id, unnest(p_tenant) AS tenant,
+                         unnest(p_job_type) AS job_type, unnest(p_payload) AS payload,
+                         unnest(p_priority) AS priority, unnest(p_delay_us) AS delay_us,
+                         unnest(p_at) AS at, unnest(p_max_attempts) AS max_attempts,
+                         unnest(p_idempotency_key) AS idempotency_key,
+                         unnest(p_key_scope) AS key_scope
+                  FROM new_ids n) u
+            JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
+            WHERE u.idempotency_key IS NULL
+        ),
+        keyless_first AS (
+            SELECT min(coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond')) AS at
+            FROM (SELECT unnest(n.a) AS id, unnest(p_delay_us) AS delay_us,
+                         unnest(p_at) AS at, unnest(p_idempotency_key) AS idempotency_key
+                  FROM new_ids n) u
+            WHERE u.idempotency_key IS NULL
+        ),
+        ins_keyed AS (
+            INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at,
+                                     max_attempts, idempotency_key, key_scope)
+            SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
+                   coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
+                   coalesce(u.max_attempts, jt.max_attempts), u.idempotency_key,
+                   coalesce(u.key_scope, 'retained')::sluice.key_scope
+            FROM (SELECT unnest(n.a) AS id, unnest(p_tenant) AS tenant,
+                         unnest(p_job_type) AS job_type, unnest(p_payload) AS payload,
+                         unnest(p_priority) AS priority, unnest(p_delay_us) AS delay_us,
+                         unnest(p_at) AS at, unnest(p_max_attempts) AS max_attempts,
+                         unnest(p_idempotency_key) AS idempotency_key,
+                         unnest(p_key_scope) AS key_scope
+                  FROM new_ids n) u
+            JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
+            WHERE u.idempotency_key IS NOT NULL
+            ON CONFLICT DO NOTHING
+            RETURNING sluice.jobs.id, sluice.jobs.run_at
+        ),
+        -- Rows skipped by ON CONFLICT, with the job now holding their key. This reads the
+        -- statement's snapshot: a holder that committed after it began is not seen and
+        -- comes back NULL, for the caller to retry in a new statement.
+        dups AS (
+            SELECT u.ord,
+                   (SELECT j.id FROM sluice.jobs j
+                    WHERE j.tenant = u.tenant AND j.idempotency_key = u.idempotency_key
+                      AND (j.key_scope = 'retained' OR j.state IN ('pending', 'running'))) AS holder
+            FROM (SELECT unnest(n.a) AS id, unnest(p_tenant) AS tenant,
+                         unnest(p_idempotency_key) AS idempotency_key,
+                         generate_series(1::int8, cardinality(n.a)) AS ord
+                  FROM new_ids n) u
+            WHERE u.idempotency_key IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM ins_keyed k WHERE k.id = u.id)
+        ),
+        first_due AS (
+            SELECT least((SELECT k.at FROM keyless_first k),
+                         (SELECT min(k.run_at) FROM ins_keyed k)) AS at
+        ),
+        notified AS (
+            SELECT pg_notify('sluice_jobs',
+                             CASE WHEN f.at <= now() THEN ''
+                                  ELSE ceil(extract(epoch FROM f.at - now()) * 1000000)::int8::text
+                             END)
+            FROM first_due f
+            WHERE f.at IS NOT NULL
+        )
+        SELECT p.problem, p.first_ord, p.max_size, p.payload_limit,
+               (SELECT n.a FROM new_ids n),
+               (SELECT array_agg(d.ord ORDER BY d.ord) FROM dups d),
+               (SELECT array_agg(d.holder ORDER BY d.ord) FROM dups d)
+        FROM (SELECT count(*) AS sent FROM notified) one
+        LEFT JOIN first_problem p ON true;
+    END IF;
+END
+$function$;
+
+
+-- Triggers
+-- --------
+-- (none)
+
+
+-- Comments
+-- --------
+COMMENT ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text) IS 'Enqueue one Sluice job inside the caller''s transaction; returns the job id (the existing one for a duplicate idempotency key). See docs/enqueue-from-sql.md.';
+COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint) IS 'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys and one wake-up notice. Used by the Rust enqueue, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql.';
+COMMENT ON VIEW sluice.job_attempts IS 'Every attempt of every job: the history table plus the attempt a running or completed job holds on its row.';

@@ -1,0 +1,8 @@
+-- pending → running: claims up to $2 due jobs in one statement through sluice.claim(...)
+-- (migrations 0007..0009; its current text is in host/store/schema.sql): locks the capped
+-- tenants that have ready work, interleaves tenants by how many jobs each runs
+-- (docs/fairness.md), locks rows with SKIP LOCKED and starts each attempt on its row.
+-- $1 worker (text), $2 limit (int4, 1..=10000), $3 lease in microseconds (int8),
+-- $4 tenants or NULL for all (text[]), $5 job types or NULL for all (text[]).
+SELECT id, tenant, job_type, payload, priority, attempt, max_attempts, lease_token, locked_until
+FROM sluice.claim($1, $2, $3, $4, $5)

@@ -1,0 +1,2 @@
+-- The database's clock (the transaction's now()). No parameters.
+SELECT now()

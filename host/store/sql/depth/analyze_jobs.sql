@@ -1,0 +1,2 @@
+-- Refreshes the planner's statistics on the jobs table (after a bulk load). No parameters.
+ANALYZE sluice.jobs

@@ -1,0 +1,7 @@
+-- One job type.
+-- $1 tenant (text), $2 name (text).
+SELECT tenant, name, component_id, max_attempts, backoff_base_ms, backoff_cap_ms,
+       backoff_jitter, timeout_ms, fuel, memory_bytes, output_bytes, log_bytes,
+       created_at, updated_at
+FROM sluice.job_types
+WHERE tenant = $1 AND name = $2

@@ -1,0 +1,8 @@
+-- Job types of one tenant or all, by tenant and name.
+-- $1 tenant or NULL for all (text).
+SELECT tenant, name, component_id, max_attempts, backoff_base_ms, backoff_cap_ms,
+       backoff_jitter, timeout_ms, fuel, memory_bytes, output_bytes, log_bytes,
+       created_at, updated_at
+FROM sluice.job_types
+WHERE ($1::text IS NULL OR tenant = $1)
+ORDER BY tenant, name

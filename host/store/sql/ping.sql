@@ -1,0 +1,2 @@
+-- Whether the database answers (GET /healthz). No parameters.
+SELECT 1

@@ -1,0 +1,26 @@
+-- terminal → deleted: one retention batch. Completed jobs first, then dead/cancelled ones
+-- to fill the batch. Each scan is a range on jobs_finished_idx with a literal state; SKIP
+-- LOCKED so an operator retrying a dead job at the same moment is never blocked. History
+-- rows go with their job (ON DELETE CASCADE).
+-- $1 completed retention in microseconds (int8), $2 dead/cancelled retention in
+-- microseconds (int8), $3 batch size (int8).
+WITH completed AS (
+    SELECT id FROM sluice.jobs
+    WHERE state = 'completed' AND finished_at < now() - $1 * interval '1 microsecond'
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+),
+dead AS (
+    SELECT id FROM sluice.jobs
+    WHERE state IN ('dead', 'cancelled') AND finished_at < now() - $2 * interval '1 microsecond'
+    LIMIT $3 - (SELECT count(*) FROM completed)
+    FOR UPDATE SKIP LOCKED
+),
+deleted AS (
+    DELETE FROM sluice.jobs
+    WHERE id IN (SELECT id FROM completed UNION ALL SELECT id FROM dead)
+    RETURNING state
+)
+SELECT count(*) FILTER (WHERE state = 'completed') AS completed,
+       count(*) FILTER (WHERE state <> 'completed') AS dead
+FROM deleted

@@ -1,0 +1,44 @@
+-- Queue statistics: one row per (tenant, job type) that is registered or has jobs, with
+-- job counts per state (zero for a registered type with none), the oldest ready job's age
+-- and the lease expirations of the last hour. Read-only.
+-- $1 tenant or NULL for all (text).
+WITH depth AS (
+    SELECT tenant, job_type,
+           count(*) FILTER (WHERE state = 'pending') AS pending,
+           count(*) FILTER (WHERE state = 'pending' AND run_at <= now()) AS ready,
+           count(*) FILTER (WHERE state = 'running') AS running,
+           count(*) FILTER (WHERE state = 'completed') AS completed,
+           count(*) FILTER (WHERE state = 'dead') AS dead,
+           count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
+           -- run_at clamped to the readable range (src/time_range.rs).
+           min(least(greatest(run_at, timestamptz '1970-01-01 00:00:00+00'), timestamptz '9999-12-31 23:59:59.999999+00'))
+               FILTER (WHERE state = 'pending' AND run_at <= now()) AS oldest_ready
+    FROM sluice.jobs
+    WHERE ($1::text IS NULL OR tenant = $1)
+    GROUP BY tenant, job_type
+),
+expired AS (
+    SELECT j.tenant, j.job_type, count(*) AS expirations
+    FROM sluice.attempt_history a
+    JOIN sluice.jobs j ON j.id = a.job_id
+    WHERE a.outcome = 'lease_expired' AND a.finished_at >= now() - interval '1 hour'
+      AND ($1::text IS NULL OR j.tenant = $1)
+    GROUP BY j.tenant, j.job_type
+),
+registered AS (
+    SELECT tenant, name AS job_type FROM sluice.job_types
+    WHERE ($1::text IS NULL OR tenant = $1)
+)
+SELECT coalesce(d.tenant, r.tenant) AS tenant,
+       coalesce(d.job_type, r.job_type) AS job_type,
+       r.job_type IS NOT NULL AS registered,
+       coalesce(d.pending, 0) AS pending, coalesce(d.ready, 0) AS ready,
+       coalesce(d.running, 0) AS running, coalesce(d.completed, 0) AS completed,
+       coalesce(d.dead, 0) AS dead, coalesce(d.cancelled, 0) AS cancelled,
+       extract(epoch FROM now() - d.oldest_ready)::float8 AS oldest_ready_age_seconds,
+       coalesce(e.expirations, 0) AS lease_expirations_last_hour,
+       now() AS as_of
+FROM depth d
+FULL JOIN registered r ON r.tenant = d.tenant AND r.job_type = d.job_type
+LEFT JOIN expired e ON e.tenant = d.tenant AND e.job_type = d.job_type
+ORDER BY 1, 2

@@ -1,0 +1,5 @@
+-- Every tenant with its limits, by id. No parameters.
+SELECT id, created_at, max_payload_bytes, max_component_bytes, max_timeout_ms, max_fuel,
+       max_memory_bytes, max_output_bytes, max_log_bytes, max_enqueue_per_sec, enqueue_burst
+FROM sluice.tenants
+ORDER BY id
