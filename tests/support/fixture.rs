@@ -57,7 +57,7 @@ impl FixtureBuilder {
     }
 
     /// A sandbox with the default settings but `max_concurrency` instances at once.
-    pub fn sandbox_of(self, max_concurrency: usize) -> Self {
+    pub fn sandbox_of(self, max_concurrency: u32) -> Self {
         self.sandbox(SandboxConfig {
             max_concurrency,
             ..SandboxConfig::default()
@@ -125,7 +125,7 @@ impl FixtureBuilder {
             if let Some(sandbox) = &sandbox {
                 sandbox
                     .validate(&file, MAX_COMPONENT_BYTES)
-                    .unwrap_or_else(|e| panic!("sample {name} does not validate: {e}"));
+                    .unwrap_or_else(|e| panic!("sample {name} does not validate: {e:?}"));
             }
             bytes.insert(name.clone(), file);
         }
