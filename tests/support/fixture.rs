@@ -185,6 +185,9 @@ pub struct Fixture {
 
 impl Fixture {
     /// Start describing a fixture over `pool` (already migrated); `.await` builds it.
+    // A builder, which `.await` turns into the fixture: `Fixture::new(..)…await` reads
+    // as what it makes.
+    #[allow(clippy::new_ret_no_self)]
     pub fn new(pool: &PgPool) -> FixtureBuilder {
         FixtureBuilder {
             pool: pool.clone(),
