@@ -15,12 +15,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use sluice_store::{JobTypeSpec, KeyScope, NewComponent, NewJob, Store};
+use sluice_store::{JobTypeSpec, KeyScope, NewJob, Store};
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 use support::cluster::Cluster;
 use support::worker_process::WorkerProcess;
-use support::{Sluice, sample};
+use support::{Fixture, Sluice};
 
 const TENANT: &str = "default";
 const WORKERS: usize = 3;
@@ -61,27 +61,19 @@ async fn query_i64(pool: &PgPool, sql: &str) -> i64 {
     panic!("cannot run {sql}");
 }
 
+/// Migrates the throwaway cluster and defines job type `sleep` (25 attempts, retries
+/// after 100 ms to 1 s) for tenant `default`.
 async fn setup(pool: &PgPool) -> Store {
     sluice_store::MIGRATOR.run(pool).await.expect("migrate");
-    let store = Store::new(pool.clone());
-    store.create_tenant(TENANT).await.unwrap();
-    let component = store
-        .put_component(&NewComponent {
-            tenant: TENANT.into(),
-            name: "sleep".into(),
-            version: None,
-            bytes: std::fs::read(sample("sleep")).unwrap(),
+    let fixture = Fixture::new(pool)
+        .job_type_with("sleep", "sleep", |spec| JobTypeSpec {
+            max_attempts: 25,
+            backoff_base: Some(Duration::from_millis(100)),
+            backoff_cap: Some(Duration::from_secs(1)),
+            ..spec
         })
-        .await
-        .unwrap();
-    let spec = JobTypeSpec {
-        max_attempts: 25,
-        backoff_base: Some(Duration::from_millis(100)),
-        backoff_cap: Some(Duration::from_secs(1)),
-        ..JobTypeSpec::new(TENANT, "sleep", component.id)
-    };
-    store.set_job_type(&spec).await.unwrap();
-    store
+        .await;
+    fixture.store.clone()
 }
 
 /// Enqueues `jobs` jobs at `rate` per second in small batches, each with an idempotency

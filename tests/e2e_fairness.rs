@@ -8,45 +8,26 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use sluice::worker::{self, WorkerConfig};
-use sluice_sandbox::{Sandbox, SandboxConfig};
-use sluice_store::{JobTypeSpec, NewComponent, NewJob, Store};
+use sluice_sandbox::Sandbox;
+use sluice_store::{NewJob, Store};
 use sqlx::PgPool;
-use support::sample;
+use support::Fixture;
 use tokio_util::sync::CancellationToken;
 
 const FLOOD: &str = "flood";
 const SMALL: &str = "small";
 
+/// Tenants `flood` and `small`, each with job type `task` run by the sample of that name,
+/// and a sandbox of 16.
 async fn setup(pool: &PgPool, task: &str) -> (Store, Sandbox) {
-    let _ = tracing_subscriber::fmt()
-        .with_test_writer()
-        .with_env_filter("warn")
-        .try_init();
-    let store = Store::new(pool.clone());
-    let sandbox = Sandbox::new(SandboxConfig {
-        max_concurrency: 16,
-        ..SandboxConfig::default()
-    })
-    .unwrap();
-    let bytes = std::fs::read(sample(task)).unwrap();
-    sandbox.validate(&bytes, 50 << 20).unwrap();
-    for tenant in [FLOOD, SMALL] {
-        store.create_tenant(tenant).await.unwrap();
-        let component = store
-            .put_component(&NewComponent {
-                tenant: tenant.into(),
-                name: task.into(),
-                version: None,
-                bytes: bytes.clone(),
-            })
-            .await
-            .unwrap();
-        store
-            .set_job_type(&JobTypeSpec::new(tenant, task, component.id))
-            .await
-            .unwrap();
-    }
-    (store, sandbox)
+    let fixture = Fixture::new(pool)
+        .log("warn")
+        .sandbox_of(16)
+        .tenant(FLOOD)
+        .tenant(SMALL)
+        .job_type(task, task)
+        .await;
+    (fixture.store.clone(), fixture.sandbox().clone())
 }
 
 async fn enqueue(store: &Store, tenant: &str, task: &str, count: usize, payload: &str) {

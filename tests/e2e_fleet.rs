@@ -6,31 +6,24 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use sluice_store::{AttemptOutcome, JobState, JobTypeSpec, NewComponent, NewJob, RunAt, Store};
+use sluice_store::{AttemptOutcome, JobState, JobTypeSpec, NewJob, RunAt, Store};
 use sqlx::PgPool;
+use support::jobs::Jobs;
 use support::worker_process::WorkerProcess;
-use support::{Sluice, sample, wait_for};
+use support::{Fixture, Sluice, wait_for};
 
 const TENANT: &str = "default";
 
-/// Upload a sample component and define a job type of the same name (fuel for hours, so
-/// a long `sleep` is not cut short).
-async fn define(store: &Store, task: &str) {
-    store.create_tenant(TENANT).await.unwrap();
-    let component = store
-        .put_component(&NewComponent {
-            tenant: TENANT.into(),
-            name: task.into(),
-            version: None,
-            bytes: std::fs::read(sample(task)).unwrap(),
+/// Tenant `default` with job type `task` run by the sample of that name (fuel for hours,
+/// so a long `sleep` is not cut short).
+async fn setup(pool: &PgPool, task: &str) -> Store {
+    let fixture = Fixture::new(pool)
+        .job_type_with(task, task, |spec| JobTypeSpec {
+            fuel: Some(1 << 50),
+            ..spec
         })
-        .await
-        .unwrap();
-    let spec = JobTypeSpec {
-        fuel: Some(1 << 50),
-        ..JobTypeSpec::new(TENANT, task, component.id)
-    };
-    store.set_job_type(&spec).await.unwrap();
+        .await;
+    fixture.store.clone()
 }
 
 async fn enqueue(store: &Store, task: &str, payload: &str, run_at: RunAt) -> i64 {
@@ -111,8 +104,7 @@ async fn warm_up(pool: &PgPool, store: &Store, worker: &WorkerProcess) {
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn an_idle_listening_worker_starts_new_and_delayed_jobs_at_once(pool: PgPool) {
-    let store = Store::new(pool.clone());
-    define(&store, "echo").await;
+    let store = setup(&pool, "echo").await;
     let sluice = Sluice::new(&pool);
     let mut worker = WorkerProcess::spawn(&sluice, "listener", &["--concurrency", "2"]);
     warm_up(&pool, &store, &worker).await;
@@ -148,8 +140,7 @@ async fn an_idle_listening_worker_starts_new_and_delayed_jobs_at_once(pool: PgPo
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn without_listen_a_worker_finds_new_work_within_its_back_off(pool: PgPool) {
-    let store = Store::new(pool.clone());
-    define(&store, "echo").await;
+    let store = setup(&pool, "echo").await;
     let sluice = Sluice::new(&pool);
     let backoff_max = Duration::from_millis(1000);
     let mut worker = WorkerProcess::spawn(
@@ -187,8 +178,7 @@ async fn without_listen_a_worker_finds_new_work_within_its_back_off(pool: PgPool
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn sigterm_releases_a_long_job_without_using_its_attempt_and_exits_0(pool: PgPool) {
-    let store = Store::new(pool.clone());
-    define(&store, "sleep").await;
+    let store = setup(&pool, "sleep").await;
     let sluice = Sluice::new(&pool);
     let budget = Duration::from_secs(4);
     let mut worker = WorkerProcess::spawn(
@@ -228,8 +218,7 @@ async fn sigterm_releases_a_long_job_without_using_its_attempt_and_exits_0(pool:
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn sigterm_lets_a_short_job_complete_before_exiting(pool: PgPool) {
-    let store = Store::new(pool.clone());
-    define(&store, "sleep").await;
+    let store = setup(&pool, "sleep").await;
     let sluice = Sluice::new(&pool);
     let mut worker = WorkerProcess::spawn(&sluice, "finisher", &[]);
     let id = enqueue(&store, "sleep", r#"{"ms":1500}"#, RunAt::Now).await;
@@ -256,8 +245,7 @@ async fn sigterm_lets_a_short_job_complete_before_exiting(pool: PgPool) {
 async fn a_long_running_worker_releases_a_job_held_under_its_name_that_it_does_not_run(
     pool: PgPool,
 ) {
-    let store = Store::new(pool.clone());
-    define(&store, "echo").await;
+    let store = setup(&pool, "echo").await;
     store.create_tenant("elsewhere").await.unwrap();
     let sluice = Sluice::new(&pool);
     // Lease 3 s: the orphan check runs with each heartbeat, every second. The worker
@@ -269,15 +257,12 @@ async fn a_long_running_worker_releases_a_job_held_under_its_name_that_it_does_n
     );
     // A claim under the worker's name whose reply it never saw (the connection broke
     // after the commit).
-    let id = enqueue(&store, "echo", "orphan", RunAt::Now).await;
-    let request = sluice_store::ClaimRequest {
-        worker: "keeper".into(),
-        limit: 1,
-        lease: Duration::from_secs(300),
-        tenants: None,
-        job_types: None,
-    };
-    assert_eq!(store.claim(&request).await.unwrap().len(), 1);
+    let id = Jobs::new(&store)
+        .worker("keeper")
+        .lease(Duration::from_secs(300))
+        .running(NewJob::new(TENANT, "echo", "orphan"))
+        .await
+        .id;
 
     wait_state(
         &pool,

@@ -7,28 +7,24 @@
 mod support;
 
 use sqlx::PgPool;
-use support::{Sluice, sample};
+use support::Sluice;
 
 /// Migrate, push `bad-result`, and define it as a job type with `max_attempts` attempts
 /// and retries due at once.
 fn setup(pool: &PgPool, max_attempts: &str) -> Sluice {
-    let sluice = Sluice::new(pool);
-    sluice.ok(&["migrate"]);
-    let component = sample("bad-result");
-    sluice.ok(&["component", "push", component.to_str().unwrap()]);
-    sluice.ok(&[
-        "types",
-        "set",
+    let sluice = Sluice::migrated(pool);
+    sluice.define(
         "bad-result",
-        "--component",
         "bad-result",
-        "--max-attempts",
-        max_attempts,
-        "--backoff-base",
-        "10ms",
-        "--backoff-cap",
-        "10ms",
-    ]);
+        &[
+            "--max-attempts",
+            max_attempts,
+            "--backoff-base",
+            "10ms",
+            "--backoff-cap",
+            "10ms",
+        ],
+    );
     sluice
 }
 

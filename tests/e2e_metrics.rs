@@ -9,7 +9,7 @@ use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use sqlx::PgPool;
-use support::{Sluice, sample, wait_for};
+use support::{Sluice, wait_for};
 
 /// One scrape: every sample by its series (`name{label="value",...}` as printed).
 struct Scrape {
@@ -195,29 +195,23 @@ fn job(name: &str, ty: &str) -> String {
 
 #[sqlx::test(migrations = false)]
 async fn metrics_parse_and_move_when_a_real_worker_runs_jobs(pool: PgPool) {
-    let sluice = Sluice::new(&pool);
-    sluice.ok(&["migrate"]);
-    for task in ["echo", "fatal", "spin-forever"] {
-        let file = sample(task);
-        sluice.ok(&["component", "push", file.to_str().unwrap(), "--name", task]);
-    }
-    sluice.ok(&["types", "set", "echo", "--component", "echo"]);
-    sluice.ok(&["types", "set", "fatal", "--component", "fatal"]);
-    sluice.ok(&[
-        "types",
-        "set",
+    let sluice = Sluice::migrated(&pool);
+    sluice.define("echo", "echo", &[]);
+    sluice.define("fatal", "fatal", &[]);
+    sluice.define(
         "spin",
-        "--component",
         "spin-forever",
-        "--timeout",
-        "300ms",
-        // The clock, not fuel, must stop it (a fast CPU burns the default 5·10⁹ units
-        // in under a second).
-        "--fuel",
-        "1000000000000",
-        "--max-attempts",
-        "1",
-    ]);
+        &[
+            "--timeout",
+            "300ms",
+            // The clock, not fuel, must stop it (a fast CPU burns the default 5·10⁹
+            // units in under a second).
+            "--fuel",
+            "1000000000000",
+            "--max-attempts",
+            "1",
+        ],
+    );
 
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");

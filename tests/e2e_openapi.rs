@@ -14,12 +14,9 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use sluice_store::{
-    ClaimRequest, Completion, Failure, JobTypeSpec, KeyScope, NewComponent, NewJob, NewSchedule,
-    Store,
-};
+use sluice_store::{Completion, JobTypeSpec, KeyScope, NewSchedule};
 use sqlx::PgPool;
-use support::{Sluice, repo_root, sample};
+use support::{Fixture, Sluice, repo_root};
 
 /// Test cases per operation and phase: bounded so that the whole test stays within a
 /// few minutes on two slow cores. `SLUICE_OPENAPI_EXAMPLES` raises it for a deeper run.
@@ -111,69 +108,53 @@ impl Drop for Server {
 
 /// A tenant with a token, a component, job types, jobs in every state and a schedule,
 /// so that reads answer real rows. Returns the token.
-async fn seed(store: &Store) -> String {
-    store.create_tenant("acme").await.unwrap();
+async fn seed(pool: &PgPool) -> String {
+    // "0" is a name generators try early, so some generated enqueues find a type.
+    let mut fixture = Fixture::new(pool).tenant("acme");
+    for name in ["echo", "0"] {
+        fixture = fixture.job_type_with(name, "echo", |spec| JobTypeSpec {
+            fuel: Some(1_000_000),
+            timeout: Some(Duration::from_secs(5)),
+            ..spec
+        });
+    }
+    let fixture = fixture.await;
+    let store = &fixture.store;
     let token = store
         .create_token("acme", false, Some("openapi"))
         .await
         .unwrap()
         .token;
-    let component = store
-        .put_component(&NewComponent {
-            tenant: "acme".into(),
-            name: "echo".into(),
-            version: None,
-            bytes: std::fs::read(sample("echo")).unwrap(),
-        })
-        .await
-        .unwrap();
-    // "0" is a name generators try early, so some generated enqueues find a type.
-    for name in ["echo", "0"] {
-        let mut spec = JobTypeSpec::new("acme", name, component.id);
-        spec.fuel = Some(1_000_000);
-        spec.timeout = Some(Duration::from_secs(5));
-        store.set_job_type(&spec).await.unwrap();
-    }
+    // Two pending, then one running, one dead and one completed (with output): each
+    // claim takes the highest priority, the job just made; then one cancelled.
+    let jobs = fixture
+        .jobs()
+        .worker("openapi-test")
+        .lease(Duration::from_secs(3600));
     let payloads: [&[u8]; 5] = [b"{}", b"[1, 2]", b"\"text\"", b"not json", b"{\"n\": 1.5}"];
-    for (i, payload) in payloads.into_iter().enumerate() {
-        let mut job = NewJob::new("acme", "echo", payload.to_vec());
-        job.priority = [-5, 0, 10, 20, 30][i];
+    let seeded = |i: usize| {
+        let job = fixture
+            .job("echo", payloads[i])
+            .with_priority([-5, 0, 10, 20, 30][i]);
         if i % 2 == 0 {
-            job.idempotency_key = Some(format!("seed-{i}"));
-            job.key_scope = KeyScope::Unfinished;
+            job.with_idempotency_key(format!("seed-{i}"), KeyScope::Unfinished)
+        } else {
+            job
         }
-        store.enqueue(&job).await.unwrap();
-    }
-    // One completed (with output), one dead, one running; then one cancelled.
-    let claimed = store
-        .claim(&ClaimRequest {
-            worker: "openapi-test".into(),
-            limit: 3,
-            lease: Duration::from_secs(3600),
-            tenants: None,
-            job_types: None,
-        })
-        .await
-        .unwrap();
-    assert_eq!(claimed.len(), 3, "three seeded jobs claimed");
-    store
-        .complete(
-            &claimed[0].lease,
-            &Completion {
-                output: br#"{"echo": true}"#.to_vec(),
-                fuel_used: Some(42),
-            },
-        )
-        .await
-        .unwrap();
-    let mut fatal = Failure::retry("the seed failed it");
-    fatal.fatal = true;
-    store.fail(&claimed[1].lease, &fatal).await.unwrap();
-    let pending = store
-        .enqueue(&NewJob::new("acme", "echo", b"{}".to_vec()))
-        .await
-        .unwrap();
-    store.cancel(Some("acme"), pending.id).await.unwrap();
+    };
+    jobs.pending(seeded(0)).await;
+    jobs.pending(seeded(1)).await;
+    jobs.running(seeded(2)).await;
+    jobs.dead(seeded(3), "the seed failed it").await;
+    jobs.completed(
+        seeded(4),
+        Completion {
+            output: br#"{"echo": true}"#.to_vec(),
+            fuel_used: Some(42),
+        },
+    )
+    .await;
+    jobs.cancelled(fixture.job("echo", "{}")).await;
 
     let mut schedule = NewSchedule::new("acme", "nightly", "0 3 * * *", "echo");
     schedule.tz = "Europe/Paris".into();
@@ -196,8 +177,7 @@ async fn job_count(pool: &PgPool) -> i64 {
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn every_answer_of_sluice_serve_matches_its_openapi_document(pool: PgPool) {
     let schemathesis = schemathesis();
-    let store = Store::new(pool.clone());
-    let token = seed(&store).await;
+    let token = seed(&pool).await;
     let jobs_before = job_count(&pool).await;
 
     let sluice = Sluice::new(&pool);

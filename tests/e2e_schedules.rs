@@ -11,19 +11,13 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use sqlx::PgPool;
-use support::{Sluice, sample, wait_for};
+use support::{Sluice, wait_for};
 
-fn setup(sluice: &Sluice) {
-    sluice.ok(&["migrate"]);
-    let echo = sample("echo");
-    sluice.ok(&[
-        "component",
-        "push",
-        echo.to_str().unwrap(),
-        "--name",
-        "echo",
-    ]);
-    sluice.ok(&["types", "set", "echo", "--component", "echo"]);
+/// Migrate, then register job type `echo` (tenant `default`) run by the `echo` sample.
+fn setup(pool: &PgPool) -> Sluice {
+    let sluice = Sluice::migrated(pool);
+    sluice.define("echo", "echo", &[]);
+    sluice
 }
 
 fn spawn_worker(sluice: &Sluice, name: &str) -> Child {
@@ -55,8 +49,7 @@ fn terminate(child: &mut Child) {
 
 #[sqlx::test(migrations = false)]
 async fn three_workers_fire_each_second_slot_exactly_once(pool: PgPool) {
-    let sluice = Sluice::new(&pool);
-    setup(&sluice);
+    let sluice = setup(&pool);
     let created = sluice.json(&[
         "schedules",
         "create",
@@ -143,8 +136,7 @@ async fn three_workers_fire_each_second_slot_exactly_once(pool: PgPool) {
 
 #[sqlx::test(migrations = false)]
 async fn schedules_verbs_refuse_bad_input_and_manage_a_schedule(pool: PgPool) {
-    let sluice = Sluice::new(&pool);
-    setup(&sluice);
+    let sluice = setup(&pool);
     sluice.ok(&["tenants", "create", "acme"]);
 
     let bad = sluice.run(&[

@@ -8,68 +8,41 @@ use std::time::{Duration, Instant};
 
 use sluice::metrics::Metrics;
 use sluice::worker::{self, WorkerConfig, WorkerSummary};
-use sluice_sandbox::{Sandbox, SandboxConfig};
+use sluice_sandbox::Sandbox;
 use sluice_store::{
-    AttemptOutcome, CancelResult, Completion, JobState, JobTypeSpec, Lease, NewComponent, NewJob,
-    Store, StoreError,
+    AttemptOutcome, CancelResult, Completion, JobState, JobTypeSpec, Lease, Store, StoreError,
 };
 use sqlx::PgPool;
-use support::{sample, wait_for};
+use support::jobs::expire_lease;
+use support::{Fixture, wait_for};
 use tokio_util::sync::CancellationToken;
 
-const TENANT: &str = "default";
+/// A job type of tenant `default` named as the sample component that runs it: its
+/// attempts, and a timeout in milliseconds (or none).
+type Task<'a> = (&'a str, i32, Option<u64>);
 
-async fn setup(pool: &PgPool) -> (Store, Sandbox) {
-    // Worker warnings (a failed claim, a dropped outcome) show up in a failing test's output.
-    let _ = tracing_subscriber::fmt()
-        .with_test_writer()
-        .with_env_filter("warn,sluice=info")
-        .try_init();
-    let store = Store::new(pool.clone());
-    store.create_tenant(TENANT).await.unwrap();
-    let sandbox = Sandbox::new(SandboxConfig {
-        max_concurrency: 8,
-        ..SandboxConfig::default()
-    })
-    .unwrap();
-    (store, sandbox)
+/// Tenant `default` with one job type per task (retries after 10 to 50 ms) and a sandbox
+/// of 8; worker warnings (a failed claim, a dropped outcome) show up in a failing test's
+/// output.
+async fn setup(pool: &PgPool, tasks: &[Task<'_>]) -> Fixture {
+    let mut fixture = Fixture::new(pool).log("warn,sluice=info").sandbox_of(8);
+    for &(task, max_attempts, timeout_ms) in tasks {
+        fixture = fixture.job_type_with(task, task, move |spec| JobTypeSpec {
+            max_attempts,
+            backoff_base: Some(Duration::from_millis(10)),
+            backoff_cap: Some(Duration::from_millis(50)),
+            timeout: timeout_ms.map(Duration::from_millis),
+            // With a timeout, the clock must be what stops a spinning guest: a fast CPU
+            // burns the default 5·10⁹ fuel units in well under a second.
+            fuel: timeout_ms.map(|_| 1_000_000_000_000),
+            ..spec
+        });
+    }
+    fixture.await
 }
 
-/// Upload a sample component and register a job type of the same name for it.
-async fn define(
-    store: &Store,
-    sandbox: &Sandbox,
-    task: &str,
-    max_attempts: i32,
-    timeout_ms: Option<u64>,
-) {
-    let bytes = std::fs::read(sample(task)).unwrap();
-    sandbox.validate(&bytes, 50 << 20).unwrap();
-    let component = store
-        .put_component(&NewComponent {
-            tenant: TENANT.into(),
-            name: task.into(),
-            version: None,
-            bytes,
-        })
-        .await
-        .unwrap();
-    let spec = JobTypeSpec {
-        max_attempts,
-        backoff_base: Some(Duration::from_millis(10)),
-        backoff_cap: Some(Duration::from_millis(50)),
-        timeout: timeout_ms.map(Duration::from_millis),
-        // With a timeout, the clock must be what stops a spinning guest: a fast CPU burns
-        // the default 5·10⁹ fuel units in well under a second.
-        fuel: timeout_ms.map(|_| 1_000_000_000_000),
-        ..JobTypeSpec::new(TENANT, task, component.id)
-    };
-    store.set_job_type(&spec).await.unwrap();
-}
-
-async fn enqueue(store: &Store, task: &str, payload: &str) -> i64 {
-    let job = NewJob::new(TENANT, task, payload.as_bytes().to_vec());
-    store.enqueue(&job).await.unwrap().id
+async fn enqueue(fixture: &Fixture, task: &str, payload: &str) -> i64 {
+    fixture.jobs().pending(fixture.job(task, payload)).await
 }
 
 fn config(name: &str, concurrency: usize) -> WorkerConfig {
@@ -123,11 +96,10 @@ async fn outcomes(store: &Store, id: i64) -> Vec<Option<AttemptOutcome>> {
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn flaky_succeeds_on_its_third_attempt_and_fatal_dies_at_once(pool: PgPool) {
-    let (store, sandbox) = setup(&pool).await;
-    define(&store, &sandbox, "flaky", 3, None).await;
-    define(&store, &sandbox, "fatal", 3, None).await;
-    let flaky = enqueue(&store, "flaky", r#"{"succeed_on":3}"#).await;
-    let fatal = enqueue(&store, "fatal", "{}").await;
+    let fixture = setup(&pool, &[("flaky", 3, None), ("fatal", 3, None)]).await;
+    let (store, sandbox) = (fixture.store.clone(), fixture.sandbox().clone());
+    let flaky = enqueue(&fixture, "flaky", r#"{"succeed_on":3}"#).await;
+    let fatal = enqueue(&fixture, "fatal", "{}").await;
 
     let summary = drain(&store, &sandbox, 2).await;
 
@@ -168,11 +140,11 @@ async fn flaky_succeeds_on_its_third_attempt_and_fatal_dies_at_once(pool: PgPool
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn counter_reads_one_on_every_run_at_concurrency_four(pool: PgPool) {
-    let (store, sandbox) = setup(&pool).await;
-    define(&store, &sandbox, "counter", 1, None).await;
+    let fixture = setup(&pool, &[("counter", 1, None)]).await;
+    let (store, sandbox) = (fixture.store.clone(), fixture.sandbox().clone());
     let mut ids = Vec::new();
     for _ in 0..20 {
-        ids.push(enqueue(&store, "counter", "{}").await);
+        ids.push(enqueue(&fixture, "counter", "{}").await);
     }
     let summary = drain(&store, &sandbox, 4).await;
     assert_eq!(summary.completed, 20);
@@ -188,13 +160,19 @@ async fn counter_reads_one_on_every_run_at_concurrency_four(pool: PgPool) {
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn hostile_guests_fail_with_named_reasons_and_the_worker_keeps_going(pool: PgPool) {
-    let (store, sandbox) = setup(&pool).await;
-    define(&store, &sandbox, "spin-forever", 1, Some(200)).await;
-    define(&store, &sandbox, "panic", 1, None).await;
-    define(&store, &sandbox, "echo", 1, None).await;
-    let spin = enqueue(&store, "spin-forever", "{}").await;
-    let panic = enqueue(&store, "panic", "{}").await;
-    let echo = enqueue(&store, "echo", "still here").await;
+    let fixture = setup(
+        &pool,
+        &[
+            ("spin-forever", 1, Some(200)),
+            ("panic", 1, None),
+            ("echo", 1, None),
+        ],
+    )
+    .await;
+    let (store, sandbox) = (fixture.store.clone(), fixture.sandbox().clone());
+    let spin = enqueue(&fixture, "spin-forever", "{}").await;
+    let panic = enqueue(&fixture, "panic", "{}").await;
+    let echo = enqueue(&fixture, "echo", "still here").await;
 
     drain(&store, &sandbox, 3).await;
 
@@ -215,9 +193,9 @@ async fn hostile_guests_fail_with_named_reasons_and_the_worker_keeps_going(pool:
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn cancelling_a_running_job_interrupts_its_guest(pool: PgPool) {
-    let (store, sandbox) = setup(&pool).await;
-    define(&store, &sandbox, "spin-forever", 3, None).await;
-    let id = enqueue(&store, "spin-forever", "{}").await;
+    let fixture = setup(&pool, &[("spin-forever", 3, None)]).await;
+    let (store, sandbox) = (fixture.store.clone(), fixture.sandbox().clone());
+    let id = enqueue(&fixture, "spin-forever", "{}").await;
     let (worker, shutdown) = spawn_worker(&store, &sandbox, config("canceller", 1));
 
     wait_for("the job to start", Duration::from_secs(20), || async {
@@ -251,9 +229,9 @@ async fn cancelling_a_running_job_interrupts_its_guest(pool: PgPool) {
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn a_worker_killed_mid_job_is_replaced_and_its_late_result_is_dropped(pool: PgPool) {
-    let (store, sandbox) = setup(&pool).await;
-    define(&store, &sandbox, "sleep", 3, None).await;
-    let id = enqueue(&store, "sleep", r#"{"ms":1000}"#).await;
+    let fixture = setup(&pool, &[("sleep", 3, None)]).await;
+    let (store, sandbox) = (fixture.store.clone(), fixture.sandbox().clone());
+    let id = enqueue(&fixture, "sleep", r#"{"ms":1000}"#).await;
     let mut cfg = config("doomed", 1);
     cfg.drain = false;
     let doomed = tokio::spawn(worker::run(
@@ -276,11 +254,7 @@ async fn a_worker_killed_mid_job_is_replaced_and_its_late_result_is_dropped(pool
     let _ = doomed.await;
 
     // Its lease runs out (moved in SQL rather than waited for) and the reaper returns the job.
-    sqlx::query("update sluice.jobs set locked_until = now() - interval '1 second' where id = $1")
-        .bind(id)
-        .execute(&pool)
-        .await
-        .unwrap();
+    expire_lease(&pool, id).await;
     let reaped = store.reap(100).await.unwrap();
     assert_eq!(reaped.len(), 1);
 
@@ -323,18 +297,16 @@ async fn a_worker_killed_mid_job_is_replaced_and_its_late_result_is_dropped(pool
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn a_job_claimed_under_the_workers_name_but_not_run_is_released_and_run(pool: PgPool) {
-    let (store, sandbox) = setup(&pool).await;
-    define(&store, &sandbox, "echo", 3, None).await;
-    let id = enqueue(&store, "echo", "orphan").await;
+    let fixture = setup(&pool, &[("echo", 3, None)]).await;
+    let (store, sandbox) = (fixture.store.clone(), fixture.sandbox().clone());
     // A claim made under the drainer's name whose reply the worker never saw.
-    let request = sluice_store::ClaimRequest {
-        worker: "drainer".into(),
-        limit: 1,
-        lease: Duration::from_secs(300),
-        tenants: None,
-        job_types: None,
-    };
-    assert_eq!(store.claim(&request).await.unwrap().len(), 1);
+    let id = fixture
+        .jobs()
+        .worker("drainer")
+        .lease(Duration::from_secs(300))
+        .running(fixture.job("echo", "orphan"))
+        .await
+        .id;
 
     let summary = drain(&store, &sandbox, 1).await;
 
@@ -354,11 +326,11 @@ async fn a_job_claimed_under_the_workers_name_but_not_run_is_released_and_run(po
 /// With a prefetch queue, every job still runs exactly once and every slot is used.
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn a_prefetching_worker_runs_every_job_once(pool: PgPool) {
-    let (store, sandbox) = setup(&pool).await;
-    define(&store, &sandbox, "echo", 3, None).await;
+    let fixture = setup(&pool, &[("echo", 3, None)]).await;
+    let (store, sandbox) = (fixture.store.clone(), fixture.sandbox().clone());
     let mut ids = Vec::new();
     for i in 0..60 {
-        ids.push(enqueue(&store, "echo", &format!("job {i}")).await);
+        ids.push(enqueue(&fixture, "echo", &format!("job {i}")).await);
     }
     let mut cfg = config("prefetcher", 2);
     cfg.prefetch = 16;
@@ -385,11 +357,11 @@ async fn a_prefetching_worker_runs_every_job_once(pool: PgPool) {
 /// once, their attempt not used up, while the executing one finishes.
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn prefetched_jobs_are_released_unspent_on_shutdown(pool: PgPool) {
-    let (store, sandbox) = setup(&pool).await;
-    define(&store, &sandbox, "sleep", 3, None).await;
+    let fixture = setup(&pool, &[("sleep", 3, None)]).await;
+    let (store, sandbox) = (fixture.store.clone(), fixture.sandbox().clone());
     let mut ids = Vec::new();
     for _ in 0..5 {
-        ids.push(enqueue(&store, "sleep", r#"{"ms":400}"#).await);
+        ids.push(enqueue(&fixture, "sleep", r#"{"ms":400}"#).await);
     }
     let mut cfg = config("prefetcher", 1);
     cfg.prefetch = 4;
@@ -428,11 +400,11 @@ async fn prefetched_jobs_are_released_unspent_on_shutdown(pool: PgPool) {
 /// and keeps the queued ones on the short one.
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn queued_jobs_hold_the_prefetch_lease_and_a_started_job_the_full_lease(pool: PgPool) {
-    let (store, sandbox) = setup(&pool).await;
-    define(&store, &sandbox, "sleep", 3, Some(20_000)).await;
+    let fixture = setup(&pool, &[("sleep", 3, Some(20_000))]).await;
+    let (store, sandbox) = (fixture.store.clone(), fixture.sandbox().clone());
     let mut ids = Vec::new();
     for _ in 0..4 {
-        ids.push(enqueue(&store, "sleep", r#"{"ms":2500}"#).await);
+        ids.push(enqueue(&fixture, "sleep", r#"{"ms":2500}"#).await);
     }
     let mut cfg = config("prefetcher", 1);
     cfg.prefetch = 4;
@@ -482,9 +454,9 @@ async fn queued_jobs_hold_the_prefetch_lease_and_a_started_job_the_full_lease(po
 async fn a_running_job_released_at_shutdown_with_a_cancel_pending_counts_as_cancelled(
     pool: PgPool,
 ) {
-    let (store, sandbox) = setup(&pool).await;
-    define(&store, &sandbox, "spin-forever", 3, Some(60_000)).await;
-    let id = enqueue(&store, "spin-forever", "{}").await;
+    let fixture = setup(&pool, &[("spin-forever", 3, Some(60_000))]).await;
+    let (store, sandbox) = (fixture.store.clone(), fixture.sandbox().clone());
+    let id = enqueue(&fixture, "spin-forever", "{}").await;
     let mut cfg = config("deaf", 1);
     // Hears of the cancel neither by notice nor by heartbeat before the shutdown.
     cfg.listen = worker::Listen::Off;

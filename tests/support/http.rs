@@ -5,7 +5,7 @@
 use reqwest::{Method, RequestBuilder, Response};
 use sluice::http::{self, AppState, ServeConfig};
 use sluice_sandbox::{Sandbox, SandboxConfig};
-use sluice_store::{JobTypeSpec, NewComponent, Store, TenantLimits};
+use sluice_store::{Store, TenantLimits};
 use sqlx::PgPool;
 use tokio::sync::oneshot;
 
@@ -16,6 +16,7 @@ pub struct Api {
     pub base: String,
     pub client: reqwest::Client,
     pub store: Store,
+    pool: PgPool,
     stop: Option<oneshot::Sender<()>>,
 }
 
@@ -60,6 +61,7 @@ impl Api {
             base,
             client: reqwest::Client::new(),
             store,
+            pool: pool.clone(),
             stop: Some(stop),
         }
     }
@@ -99,21 +101,10 @@ impl Api {
     /// Registers job type `job_type` of `tenant`, running the sample component `sample`
     /// (stored directly: validation through the API is tested separately).
     pub async fn job_type(&self, tenant: &str, job_type: &str, sample: &str) {
-        let bytes = std::fs::read(crate::support::sample(sample)).unwrap();
-        let component = self
-            .store
-            .put_component(&NewComponent {
-                tenant: tenant.into(),
-                name: sample.into(),
-                version: None,
-                bytes,
-            })
-            .await
-            .unwrap();
-        self.store
-            .set_job_type(&JobTypeSpec::new(tenant, job_type, component.id))
-            .await
-            .unwrap();
+        crate::support::Fixture::new(&self.pool)
+            .tenant(tenant)
+            .job_type(job_type, sample)
+            .await;
     }
 
     pub async fn set_limits(&self, tenant: &str, limits: TenantLimits) {

@@ -1,6 +1,7 @@
 //! Shared helpers for the end-to-end tests: where the sample components are, how to run
 //! the real `sluice` binary against a test's own database, and how to wait for a
-//! condition without sleeping for fixed seconds.
+//! condition without sleeping for fixed seconds. The tenant + component + job type
+//! fixture is in `fixture`, the job factory in `jobs`.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -10,7 +11,11 @@ use std::time::Duration;
 use sqlx::PgPool;
 
 pub mod cluster;
+pub mod fixture;
+pub mod jobs;
 pub mod worker_process;
+
+pub use fixture::Fixture;
 
 /// The repository root (this file is `tests/support/mod.rs`).
 pub fn repo_root() -> PathBuf {

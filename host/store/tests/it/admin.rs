@@ -130,12 +130,7 @@ async fn cancel_requested_job_is_not_retried_or_requeued(pool: PgPool) {
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn terminal_and_foreign_jobs_are_refused(pool: PgPool) {
     let store = setup(&pool).await;
-    let id = store.enqueue(&job("p")).await.unwrap().id;
-    let c = claim_one(&store, "w").await;
-    store
-        .complete(&c.lease, &Completion::default())
-        .await
-        .unwrap();
+    let id = jobs(&store).worker("w").completed(job("p")).await;
     illegal(store.retry(None, id).await, JobState::Completed);
     illegal(store.cancel(None, id).await, JobState::Completed);
 

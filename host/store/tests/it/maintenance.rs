@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use sluice_store::{Completion, MaintenanceRun, RETENTION_LOCK_KEY, RetentionPolicy, RunAt, Store};
+use sluice_store::{MaintenanceRun, RETENTION_LOCK_KEY, RetentionPolicy, RunAt, Store};
 use sqlx::postgres::PgPoolOptions;
 use sqlx::{Connection as _, PgConnection, PgPool};
 
@@ -13,27 +13,12 @@ const HOUR: Duration = Duration::from_secs(3600);
 
 /// `n` completed jobs finished 4 days ago (past the default 3-day retention).
 async fn old_completed(store: &Store, pool: &PgPool, n: usize) -> Vec<i64> {
-    let jobs: Vec<_> = (0..n).map(|i| job(&i.to_string())).collect();
-    let ids: Vec<i64> = store
-        .enqueue_many(&jobs)
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| e.id)
-        .collect();
-    for c in store.claim(&claim_req("w", n as u32)).await.unwrap() {
-        store
-            .complete(&c.lease, &Completion::default())
-            .await
-            .unwrap();
+    let jobs = jobs(store).worker("w");
+    let mut ids = Vec::new();
+    for i in 0..n {
+        ids.push(jobs.completed(job(&i.to_string())).await);
     }
-    sqlx::query(
-        "UPDATE sluice.jobs SET finished_at = now() - interval '4 days' WHERE id = ANY($1)",
-    )
-    .bind(&ids)
-    .execute(pool)
-    .await
-    .unwrap();
+    finished_ago(pool, &ids, "4 days").await;
     ids
 }
 

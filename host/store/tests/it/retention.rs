@@ -1,12 +1,12 @@
 //! Test 9: prune deletes only what is past retention, in bounded batches.
 
-use sluice_store::{Completion, Failure, NewJob, RetentionPolicy};
+use sluice_store::RetentionPolicy;
 use sqlx::PgPool;
 
 use crate::common::*;
 
-/// Creates `n` jobs and drives them to `state` ('completed', 'dead', 'cancelled'), then
-/// backdates `finished_at` by `age`. Returns their ids.
+/// Creates `n` jobs in `state` ('completed', 'dead', 'cancelled'), then backdates
+/// `finished_at` by `age`. Returns their ids.
 async fn finished(
     store: &sluice_store::Store,
     pool: &PgPool,
@@ -14,45 +14,18 @@ async fn finished(
     state: &str,
     age: &str,
 ) -> Vec<i64> {
-    let jobs: Vec<NewJob> = (0..n)
-        .map(|i| job(&i.to_string()).with_max_attempts(1))
-        .collect();
-    let ids: Vec<i64> = store
-        .enqueue_many(&jobs)
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| e.id)
-        .collect();
-    if state == "cancelled" {
-        for &id in &ids {
-            store.cancel(None, id).await.unwrap();
-        }
-    } else {
-        let mut req = claim_req("w", n as u32);
-        req.lease = std::time::Duration::from_secs(60);
-        for c in store.claim(&req).await.unwrap() {
-            assert!(ids.contains(&c.id));
-            if state == "completed" {
-                store
-                    .complete(&c.lease, &Completion::default())
-                    .await
-                    .unwrap();
-            } else {
-                store.fail(&c.lease, &Failure::retry("boom")).await.unwrap();
-            }
-        }
+    let jobs = jobs(store).worker("w");
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let job = job(&i.to_string()).with_max_attempts(1);
+        ids.push(match state {
+            "completed" => jobs.completed(job).await,
+            "dead" => jobs.dead(job, "boom").await,
+            "cancelled" => jobs.cancelled(job).await,
+            other => panic!("{other} is not a finished state"),
+        });
     }
-    sqlx::query(
-        "UPDATE sluice.jobs SET finished_at = now() - $2::interval \
-         WHERE id = ANY($1) AND state::text = $3",
-    )
-    .bind(&ids)
-    .bind(age)
-    .bind(state)
-    .execute(pool)
-    .await
-    .unwrap();
+    finished_ago(pool, &ids, age).await;
     ids
 }
 
@@ -74,9 +47,8 @@ async fn prune_deletes_only_expired_jobs_in_bounded_batches(pool: PgPool) {
     let old_cancelled = finished(&store, &pool, 4, "cancelled", "31 days").await;
     let young_cancelled = finished(&store, &pool, 2, "cancelled", "29 days").await;
     // Unfinished jobs are never pruned, however old.
-    let pending = store.enqueue(&job("waiting")).await.unwrap().id;
-    let running = store.enqueue(&job("busy")).await.unwrap().id;
-    claim_one(&store, "w").await;
+    let running = jobs(&store).worker("w").running(job("busy")).await.id;
+    let pending = jobs(&store).pending(job("waiting")).await;
     sqlx::query("UPDATE sluice.jobs SET created_at = now() - interval '1 year', run_at = now() - interval '1 year' WHERE id = ANY($1)")
         .bind(vec![pending, running])
         .execute(&pool)

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use sluice_store::{Completion, Failure, JobState, NewJob, RunAt, Stats, TypeStats};
+use sluice_store::{Completion, JobState, NewJob, Stats, TypeStats};
 use sqlx::PgPool;
 
 use crate::common::*;
@@ -30,41 +30,35 @@ async fn stats_count_every_state_per_type_and_scope_to_the_tenant(pool: PgPool) 
     assert!(row(&empty, TENANT, JOB).registered);
 
     // acme/send-email: completes one, one running, two ready, one delayed.
-    for payload in ["a", "b", "c", "d"] {
-        store.enqueue(&job(payload)).await.unwrap();
-    }
-    store
-        .enqueue(&job("later").with_run_at(RunAt::Delay(Duration::from_secs(3600))))
-        .await
-        .unwrap();
-    let done = claim_one(&store, "w1").await;
-    store
-        .complete(
-            &done.lease,
-            &Completion {
+    jobs(&store)
+        .worker("w1")
+        .completed_with(
+            job("a"),
+            Completion {
                 output: b"ok".to_vec(),
                 fuel_used: Some(1),
             },
         )
-        .await
-        .unwrap();
-    let _running = claim_one(&store, "w1").await;
+        .await;
+    jobs(&store).worker("w1").running(job("b")).await;
+    for payload in ["c", "d"] {
+        jobs(&store).pending(job(payload)).await;
+    }
+    jobs(&store)
+        .scheduled_in(job("later"), Duration::from_secs(3600))
+        .await;
     // acme/charge-card: one dead.
-    store
-        .enqueue(&NewJob::new(TENANT, ONCE, "x").with_priority(30))
-        .await
-        .unwrap();
-    let charge = claim_one(&store, "w2").await;
-    assert_eq!(charge.job_type, ONCE);
-    store
-        .fail(&charge.lease, &Failure::fatal("card declined"))
-        .await
-        .unwrap();
+    jobs(&store)
+        .worker("w2")
+        .dead(
+            NewJob::new(TENANT, ONCE, "x").with_priority(30),
+            "card declined",
+        )
+        .await;
     // globex: one ready job, invisible to acme's stats.
-    store
-        .enqueue(&NewJob::new(OTHER_TENANT, JOB, "g"))
-        .await
-        .unwrap();
+    jobs(&store)
+        .pending(NewJob::new(OTHER_TENANT, JOB, "g"))
+        .await;
 
     let stats = store.stats(Some(TENANT)).await.unwrap();
     assert_eq!(stats.tenant.as_deref(), Some(TENANT));
