@@ -67,7 +67,8 @@ pub(crate) struct EgressHooks {
     deadline: tokio::time::Instant,
     started: u32,
     logs: LogBuffer,
-    shared: Arc<Shared>,
+    /// Made by the first request: an attempt that sends none allocates nothing here.
+    shared: Option<Arc<Shared>>,
 }
 
 impl EgressHooks {
@@ -91,22 +92,29 @@ impl EgressHooks {
             deadline,
             started: 0,
             logs,
-            shared: Arc::default(),
+            shared: None,
         }
     }
 
     /// What the attempt's requests did (read once the guest has returned).
     pub(crate) fn calls(&self) -> HttpCalls {
+        let Some(shared) = &self.shared else {
+            return HttpCalls::default();
+        };
         HttpCalls {
-            calls: lock(&self.shared.calls).clone(),
-            bytes_out: self.shared.bytes_out.load(Ordering::Relaxed),
-            bytes_in: self.shared.bytes_in.load(Ordering::Relaxed),
+            calls: lock(&shared.calls).clone(),
+            bytes_out: shared.bytes_out.load(Ordering::Relaxed),
+            bytes_in: shared.bytes_in.load(Ordering::Relaxed),
         }
     }
 
-    fn refuse(&self, why: &str) -> SendFuture {
+    fn shared(&mut self) -> Arc<Shared> {
+        self.shared.get_or_insert_with(Arc::default).clone()
+    }
+
+    fn refuse(&mut self, why: &str) -> SendFuture {
         self.logs.line("WARN", &format!("egress denied: {why}"));
-        record(&self.shared, "denied", Duration::ZERO);
+        record(&self.shared(), "denied", Duration::ZERO);
         Box::new(async { Err(Error::HttpRequestDenied) })
     }
 }
@@ -141,7 +149,7 @@ impl WasiHttpHooks for EgressHooks {
             ));
         }
         self.started += 1;
-        let (shared, logs, deadline) = (self.shared.clone(), self.logs.clone(), self.deadline);
+        let (shared, logs, deadline) = (self.shared(), self.logs.clone(), self.deadline);
         let timeouts = RequestTimeouts {
             connect: options.as_ref().and_then(|o| o.connect_timeout),
             first_byte: options.as_ref().and_then(|o| o.first_byte_timeout),

@@ -187,8 +187,9 @@ impl Sandbox {
             );
         }
         let tick = self.inner.config.epoch_tick;
+        // No grant, no connector: such an attempt's requests are all denied anyway.
         let reach = Reach {
-            connector: Some(self.inner.connector.clone()),
+            connector: http.as_ref().map(|_| self.inner.connector.clone()),
             http,
         };
         let attempt = run::run_attempt(component.clone(), job, limits, reach, cancel, tick);
