@@ -136,7 +136,7 @@ async fn seed(pool: &PgPool) -> String {
         let job = fixture
             .job("echo", payloads[i])
             .with_priority([-5, 0, 10, 20, 30][i]);
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             job.with_idempotency_key(format!("seed-{i}"), KeyScope::Unfinished)
         } else {
             job

@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use sluice::worker::{self, WorkerConfig};
-use sluice_sandbox::{Sandbox, SandboxConfig};
-use sluice_store::{JobTypeSpec, NewComponent, NewJob, Store};
+use sluice_sandbox::Sandbox;
+use sluice_store::{NewJob, Store};
 use sqlx::PgPool;
-use support::sample;
+use support::Fixture;
 use tokio_util::sync::CancellationToken;
 
 const FLOOD: &str = "flood";
@@ -21,31 +21,13 @@ const LIGHT: &str = "light";
 const CONCURRENCY: usize = 2;
 
 async fn setup(pool: &PgPool) -> (Store, Sandbox) {
-    let store = Store::new(pool.clone());
-    let sandbox = Sandbox::new(SandboxConfig {
-        max_concurrency: 4,
-        ..SandboxConfig::default()
-    })
-    .unwrap();
-    let bytes = std::fs::read(sample("sleep")).unwrap();
-    sandbox.validate(&bytes, 50 << 20).unwrap();
-    for tenant in [FLOOD, LIGHT] {
-        store.create_tenant(tenant).await.unwrap();
-        let component = store
-            .put_component(&NewComponent {
-                tenant: tenant.into(),
-                name: "sleep".into(),
-                version: None,
-                bytes: bytes.clone(),
-            })
-            .await
-            .unwrap();
-        store
-            .set_job_type(&JobTypeSpec::new(tenant, "sleep", component.id))
-            .await
-            .unwrap();
-    }
-    (store, sandbox)
+    let fixture = Fixture::new(pool)
+        .sandbox_of(4)
+        .tenant(FLOOD)
+        .tenant(LIGHT)
+        .job_type("sleep", "sleep")
+        .await;
+    (fixture.store.clone(), fixture.sandbox().clone())
 }
 
 async fn running(pool: &PgPool, tenant: &str) -> i64 {

@@ -15,6 +15,7 @@ pub mod fixture;
 pub mod jobs;
 pub mod worker_process;
 
+#[allow(unused_imports)] // not every test binary builds a fixture
 pub use fixture::Fixture;
 
 /// The repository root (this file is `tests/support/mod.rs`).

@@ -39,7 +39,10 @@ fn a_real_task_is_accepted() {
     );
     // The SDK targets contract 0.2; a task that imports none of 0.2's interfaces needs 0.1.
     assert_eq!(info.contract, Contract::V0_2);
-    assert_eq!(sb.validate(&sample("echo"), MAX).unwrap().contract, Contract::V0_1);
+    assert_eq!(
+        sb.validate(&sample("echo"), MAX).unwrap().contract,
+        Contract::V0_1
+    );
 }
 
 #[test]
@@ -154,7 +157,10 @@ fn a_wasi_http_import_needs_contract_0_2_and_the_right_types() {
     );
     // On a 0.2 host the name is provided, but this fixture's `handle` has the wrong type.
     let err = sandbox().validate(fixtures::HTTP_IMPORT, MAX).unwrap_err();
-    assert!(matches!(err, ValidationError::ImportMismatch { .. }), "{err}");
+    assert!(
+        matches!(err, ValidationError::ImportMismatch { .. }),
+        "{err}"
+    );
 }
 
 #[test]

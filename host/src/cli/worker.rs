@@ -88,36 +88,14 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
     store.check_schema().await?;
     // Before anything slow: a SIGTERM during startup is a graceful shutdown too.
     let shutdown = crate::signals::shutdown_on_signal("finishing running jobs, then exiting");
-    let worker_id = args.worker_id.unwrap_or_else(default_worker_id);
+    let worker_id = args.worker_id.clone().unwrap_or_else(default_worker_id);
     let sandbox = Sandbox::new(SandboxConfig {
         max_concurrency: args.concurrency as u32,
-        cache_dir: Some(args.cache_dir.unwrap_or_else(default_cache_dir)),
+        cache_dir: Some(args.cache_dir.clone().unwrap_or_else(default_cache_dir)),
         ..SandboxConfig::default()
     })
     .context("start the sandbox")?;
-    let mut config = WorkerConfig::new(worker_id.clone());
-    config.concurrency = args.concurrency.max(1);
-    config.prefetch = args.prefetch;
-    config.prefetch_lease = args.prefetch_lease;
-    config.tenants = (!args.only_tenants.is_empty()).then_some(args.only_tenants);
-    config.drain = args.drain;
-    config.drain_horizon = args.drain_horizon;
-    config.lease = args.lease;
-    config.reap_interval = args.reap_interval;
-    config.listen = match (args.no_listen, args.direct_database_url) {
-        (true, _) => Listen::Off,
-        (false, Some(url)) => Listen::Direct(url),
-        (false, None) => Listen::Pool,
-    };
-    config.idle = IdlePolicy {
-        safety_poll: args.poll_interval,
-        backoff_first: args.idle_backoff,
-        backoff_max: args.idle_backoff_max,
-    };
-    config.shutdown = ShutdownTimeouts {
-        drain: args.drain_timeout,
-        budget: args.shutdown_timeout,
-    };
+    let config = worker_config(&args, worker_id.clone());
 
     let (scheduler, retention) = super::background::services(&args.background, &worker_id);
     let host = HostConfig {
@@ -147,6 +125,36 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
         );
     }
     Ok(())
+}
+
+/// The claim loop's configuration from the flags. Every flag's default is the config's
+/// own (`WorkerConfig::new`, `IdlePolicy` and `ShutdownTimeouts` defaults): a unit test
+/// holds the two together, so a default is changed in one place.
+fn worker_config(args: &WorkerArgs, worker_id: String) -> WorkerConfig {
+    let mut config = WorkerConfig::new(worker_id);
+    config.concurrency = args.concurrency.max(1);
+    config.prefetch = args.prefetch;
+    config.prefetch_lease = args.prefetch_lease;
+    config.tenants = (!args.only_tenants.is_empty()).then(|| args.only_tenants.clone());
+    config.drain = args.drain;
+    config.drain_horizon = args.drain_horizon;
+    config.lease = args.lease;
+    config.reap_interval = args.reap_interval;
+    config.listen = match (args.no_listen, &args.direct_database_url) {
+        (true, _) => Listen::Off,
+        (false, Some(url)) => Listen::Direct(url.clone()),
+        (false, None) => Listen::Pool,
+    };
+    config.idle = IdlePolicy {
+        safety_poll: args.poll_interval,
+        backoff_first: args.idle_backoff,
+        backoff_max: args.idle_backoff_max,
+    };
+    config.shutdown = ShutdownTimeouts {
+        drain: args.drain_timeout,
+        budget: args.shutdown_timeout,
+    };
+    config
 }
 
 /// Refuses timings the loop cannot honour, naming the flag.
@@ -227,6 +235,30 @@ mod tests {
         let parsed = Worker::try_parse_from(std::iter::once("worker").chain(flags.iter().copied()))
             .expect("flags parse");
         check_timings(&parsed.args).map_err(|error| error.to_string())
+    }
+
+    #[test]
+    fn flag_defaults_are_the_configs_defaults() {
+        let parsed = Worker::try_parse_from(["worker"]).expect("no flags parse");
+        let from_flags = worker_config(&parsed.args, "w".into());
+        let defaults = WorkerConfig::new("w");
+        assert_eq!(from_flags.concurrency, defaults.concurrency);
+        assert_eq!(from_flags.prefetch, defaults.prefetch);
+        assert_eq!(from_flags.prefetch_lease, defaults.prefetch_lease);
+        assert_eq!(from_flags.tenants, defaults.tenants);
+        assert_eq!(from_flags.drain, defaults.drain);
+        assert_eq!(from_flags.drain_horizon, defaults.drain_horizon);
+        assert_eq!(from_flags.lease, defaults.lease);
+        assert_eq!(from_flags.reap_interval, defaults.reap_interval);
+        assert!(matches!(from_flags.listen, Listen::Pool));
+        assert!(matches!(defaults.listen, Listen::Pool));
+        let (a, b) = (from_flags.idle, defaults.idle);
+        assert_eq!(
+            (a.safety_poll, a.backoff_first, a.backoff_max),
+            (b.safety_poll, b.backoff_first, b.backoff_max)
+        );
+        let (a, b) = (from_flags.shutdown, defaults.shutdown);
+        assert_eq!((a.drain, a.budget), (b.drain, b.budget));
     }
 
     #[test]
