@@ -73,7 +73,7 @@ impl Sandbox {
             extra_root_certs_pem: config.egress.extra_root_certs_pem.clone(),
             ..ConnectorConfig::default()
         })
-        .context("set up the egress connector (--egress-ca-file)")?;
+        .context("set up the egress connector: the extra root CAs (EgressConfig::extra_root_certs_pem) are not usable PEM certificates")?;
         let guests = GuestRuntime::new(config.guest_threads, config.max_concurrency)?;
         let ticker = EpochTicker::start(&engine, config.epoch_tick)?;
         Ok(Sandbox {
