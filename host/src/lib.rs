@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod cli;
+pub mod grants;
 pub mod host;
 pub mod http;
 pub mod metrics;

@@ -81,6 +81,8 @@ CREATE TABLE sluice.components (
     bytes bytea NOT NULL,
     size bigint GENERATED ALWAYS AS (octet_length(bytes)) STORED NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    contract smallint DEFAULT 1 NOT NULL,
+    CONSTRAINT components_contract_range CHECK (((contract >= 1) AND (contract <= 99))),
     CONSTRAINT components_name_length CHECK (((char_length(name) >= 1) AND (char_length(name) <= 128))),
     CONSTRAINT components_pkey PRIMARY KEY (id),
     CONSTRAINT components_sha256_hex CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
@@ -105,11 +107,19 @@ CREATE TABLE sluice.job_types (
     log_bytes bigint,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    http_allow text[] DEFAULT '{}'::text[] NOT NULL,
+    http_max_requests integer,
+    http_request_bytes bigint,
+    http_response_bytes bigint,
     CONSTRAINT job_types_backoff_base_ms_check CHECK ((backoff_base_ms >= 0)),
     CONSTRAINT job_types_backoff_cap_ms_check CHECK ((backoff_cap_ms >= 0)),
     CONSTRAINT job_types_backoff_jitter_check CHECK (((backoff_jitter >= (0)::double precision) AND (backoff_jitter <= (1)::double precision))),
     CONSTRAINT job_types_component_fkey FOREIGN KEY (tenant, component_id) REFERENCES sluice.components(tenant, id),
     CONSTRAINT job_types_fuel_check CHECK ((fuel > 0)),
+    CONSTRAINT job_types_http_allow_size CHECK (((cardinality(http_allow) <= 64) AND (array_position(http_allow, NULL::text) IS NULL))),
+    CONSTRAINT job_types_http_max_requests_check CHECK ((http_max_requests >= 0)),
+    CONSTRAINT job_types_http_request_bytes_check CHECK ((http_request_bytes > 0)),
+    CONSTRAINT job_types_http_response_bytes_check CHECK ((http_response_bytes > 0)),
     CONSTRAINT job_types_log_bytes_check CHECK ((log_bytes > 0)),
     CONSTRAINT job_types_max_attempts_check CHECK ((max_attempts >= 1)),
     CONSTRAINT job_types_memory_bytes_check CHECK ((memory_bytes > 0)),
@@ -235,11 +245,19 @@ CREATE TABLE sluice.tenants (
     max_enqueue_per_sec double precision,
     enqueue_burst integer,
     max_running integer,
+    egress_allow text[],
+    max_http_requests integer,
+    max_http_request_bytes bigint,
+    max_http_response_bytes bigint,
+    CONSTRAINT tenants_egress_allow_size CHECK (((cardinality(egress_allow) <= 64) AND (array_position(egress_allow, NULL::text) IS NULL))),
     CONSTRAINT tenants_enqueue_burst_positive CHECK ((enqueue_burst > 0)),
     CONSTRAINT tenants_id_slug CHECK ((id ~ '^[a-z0-9][a-z0-9_-]{0,62}$'::text)),
     CONSTRAINT tenants_max_component_bytes_check CHECK ((max_component_bytes > 0)),
     CONSTRAINT tenants_max_enqueue_per_sec_positive CHECK ((max_enqueue_per_sec > (0)::double precision)),
     CONSTRAINT tenants_max_fuel_check CHECK ((max_fuel > 0)),
+    CONSTRAINT tenants_max_http_request_bytes_check CHECK ((max_http_request_bytes > 0)),
+    CONSTRAINT tenants_max_http_requests_check CHECK ((max_http_requests >= 0)),
+    CONSTRAINT tenants_max_http_response_bytes_check CHECK ((max_http_response_bytes > 0)),
     CONSTRAINT tenants_max_log_bytes_check CHECK ((max_log_bytes > 0)),
     CONSTRAINT tenants_max_memory_bytes_check CHECK ((max_memory_bytes > 0)),
     CONSTRAINT tenants_max_output_bytes_check CHECK ((max_output_bytes > 0)),
@@ -257,6 +275,7 @@ CREATE INDEX api_tokens_tenant_idx ON sluice.api_tokens USING btree (tenant, id)
 CREATE UNIQUE INDEX api_tokens_token_hash_key ON sluice.api_tokens USING btree (token_hash);
 CREATE INDEX job_attempts_job_id_idx ON sluice.attempt_history USING btree (job_id, id);
 CREATE UNIQUE INDEX job_attempts_pkey ON sluice.attempt_history USING btree (id);
+CREATE INDEX components_contract_idx ON sluice.components USING btree (contract);
 CREATE UNIQUE INDEX components_pkey ON sluice.components USING btree (id);
 CREATE UNIQUE INDEX components_tenant_id_key ON sluice.components USING btree (tenant, id);
 CREATE INDEX components_tenant_name_sha256_idx ON sluice.components USING btree (tenant, name, sha256);
@@ -319,12 +338,28 @@ UNION ALL
 
 CREATE OR REPLACE FUNCTION sluice.claim(p_worker text, p_limit integer, p_lease_us bigint, p_tenants text[], p_job_types text[])
  RETURNS TABLE(id bigint, tenant text, job_type text, payload bytea, priority integer, attempt integer, max_attempts integer, lease_token uuid, locked_until timestamp with time zone)
+ LANGUAGE sql
+AS $function$
+    SELECT * FROM sluice.claim(p_worker, p_limit, p_lease_us, p_tenants, p_job_types, 1::smallint)
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.claim(p_worker text, p_limit integer, p_lease_us bigint, p_tenants text[], p_job_types text[], p_max_contract smallint)
+ RETURNS TABLE(id bigint, tenant text, job_type text, payload bytea, priority integer, attempt integer, max_attempts integer, lease_token uuid, locked_until timestamp with time zone)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
  SET enable_bitmapscan TO 'off'
  SET jit TO 'off'
 AS $function$
 #variable_conflict use_column
+DECLARE
+    -- The job types (tenant/name; a tenant id holds no `/`) whose component targets a
+    -- newer contract than this host runs: left pending for a newer host. Found by the
+    -- components_contract_idx probe, empty (and free) when every host is current.
+    v_newer text[] := ARRAY(
+        SELECT jt.tenant || '/' || jt.name
+        FROM sluice.components co
+        JOIN sluice.job_types jt ON jt.component_id = co.id
+        WHERE co.contract > p_max_contract);
 BEGIN
     PERFORM 1
     FROM sluice.tenants t
@@ -385,6 +420,7 @@ BEGIN
             FROM sluice.jobs j
             WHERE j.tenant = b.tenant AND j.state = 'pending' AND j.run_at <= now()
               AND (p_job_types IS NULL OR j.job_type = ANY (p_job_types))
+              AND (cardinality(v_newer) = 0 OR (j.tenant || '/' || j.job_type) <> ALL (v_newer))
               AND b.take > 0
             ORDER BY j.priority DESC, j.run_at, j.id
             LIMIT b.take

@@ -139,6 +139,7 @@ impl FixtureBuilder {
                         name: name.clone(),
                         version: None,
                         bytes: file.clone(),
+                        contract: sluice_sandbox::contract_of(file).unwrap().minor(),
                     })
                     .await
                     .unwrap();

@@ -67,6 +67,7 @@ impl<'a> Jobs<'a> {
             lease: self.lease,
             tenants: Some(vec![job.tenant.clone()]),
             job_types: Some(vec![job.job_type.clone()]),
+            max_contract: sluice_sandbox::Contract::NEWEST.minor(),
         };
         let mut claimed = self.store.claim(&request).await.unwrap();
         assert_eq!(

@@ -30,6 +30,15 @@ impl Contract {
             Contract::V0_2 => "0.2",
         }
     }
+
+    /// N of `sluice:task@0.N.0`: how the store records a component's contract and how a
+    /// host tells the claim which contracts it runs.
+    pub fn minor(self) -> u8 {
+        match self {
+            Contract::V0_1 => 1,
+            Contract::V0_2 => 2,
+        }
+    }
 }
 
 impl fmt::Display for Contract {

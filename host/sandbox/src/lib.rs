@@ -52,3 +52,4 @@ pub use run::JobInput;
 pub use sandbox::Sandbox;
 pub use sluice_egress;
 pub use tokio_util::sync::CancellationToken;
+pub use validate::contract_of;

@@ -41,6 +41,36 @@ pub(crate) fn check_header(bytes: &[u8], max_bytes: usize) -> Result<(), Validat
     Err(ValidationError::NotWasm)
 }
 
+/// The contract a component's top-level imports need, read from its bytes without
+/// compiling it (milliseconds even for an interpreter component). Not a validation: an
+/// upload still goes through [`compile`] and [`check_component`]; this is for callers
+/// that store components they already trust (benchmarks, test fixtures).
+pub fn contract_of(bytes: &[u8]) -> Result<Contract, ValidationError> {
+    let mut depth = 0usize;
+    let mut imports = Vec::new();
+    for payload in wasmparser::Parser::new(0).parse_all(bytes) {
+        let payload = payload.map_err(|e| ValidationError::Invalid {
+            detail: e.to_string(),
+        })?;
+        match payload {
+            wasmparser::Payload::Version { .. } => depth += 1,
+            wasmparser::Payload::End(_) => depth = depth.saturating_sub(1),
+            wasmparser::Payload::ComponentImportSection(reader) if depth == 1 => {
+                for import in reader {
+                    let import = import.map_err(|e| ValidationError::Invalid {
+                        detail: e.to_string(),
+                    })?;
+                    imports.push(import.name.name.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    contract::required(&imports).map_err(|name| ValidationError::UnsupportedImport {
+        name: name.to_string(),
+    })
+}
+
 /// Compiles (parses and validates on the way). Slow: Cranelift runs here.
 pub(crate) fn compile(engine: &Engine, bytes: &[u8]) -> Result<Component, ValidationError> {
     Component::new(engine, bytes).map_err(|e| ValidationError::Invalid {

@@ -157,6 +157,7 @@ pub async fn backlog(
         lease: Duration::from_secs(60),
         tenants: None,
         job_types: None,
+        max_contract: sluice_sandbox::Contract::NEWEST.minor(),
     };
     let mut one_ms = Vec::with_capacity(rounds);
     let mut hundred_ms = Vec::with_capacity(rounds);

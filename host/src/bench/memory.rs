@@ -39,6 +39,7 @@ pub async fn memory(
                 tenant: BENCH_TENANT.into(),
                 name: name.clone(),
                 version: None,
+                contract: sluice_sandbox::contract_of(&bytes)?.minor(),
                 bytes,
             })
             .await?;

@@ -262,6 +262,7 @@ async fn define_sample_for(
             name: name.into(),
             version: None,
             bytes: bytes.to_vec(),
+            contract: sluice_sandbox::contract_of(bytes)?.minor(),
         })
         .await?;
     store

@@ -79,6 +79,7 @@ pub async fn batch(store: &Store, size: usize, rounds: usize) -> anyhow::Result<
         lease: Duration::from_secs(60),
         tenants: None,
         job_types: None,
+        max_contract: sluice_sandbox::Contract::NEWEST.minor(),
     };
     let mut claim_ms = Vec::with_capacity(rounds);
     let mut complete_ms = Vec::with_capacity(rounds);

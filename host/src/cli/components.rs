@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Subcommand;
-use sluice_store::{JobTypeSpec, Store};
+use sluice_store::{HttpSpec, JobTypeSpec, Store};
 
 use super::Global;
 use super::output::{Printer, clip};
@@ -45,7 +45,7 @@ pub enum ComponentCommand {
 #[derive(Debug, Subcommand)]
 pub enum TypesCommand {
     /// Create or update a job type.
-    Set(TypeArgs),
+    Set(Box<TypeArgs>),
     /// List job types.
     List,
 }
@@ -81,6 +81,20 @@ pub struct TypeArgs {
     /// Longest retry delay.
     #[arg(long, value_parser = parse_duration)]
     pub backoff_cap: Option<Duration>,
+    /// Let attempts call this destination over HTTP: `scheme://host[:port]` or
+    /// `scheme://*.suffix[:port]` (no port: the scheme's default only). Repeatable;
+    /// none: no outbound HTTP (docs/egress.md).
+    #[arg(long = "allow-http", value_name = "URL")]
+    pub allow_http: Vec<String>,
+    /// Outbound requests one attempt may start (default 20).
+    #[arg(long)]
+    pub http_max_requests: Option<u32>,
+    /// Largest request body of one outbound request (default 10MiB).
+    #[arg(long, value_parser = parse_size)]
+    pub http_max_request_body: Option<u64>,
+    /// Largest response body of one outbound request (default 10MiB).
+    #[arg(long, value_parser = parse_size)]
+    pub http_max_response_body: Option<u64>,
 }
 
 pub async fn run_component(
@@ -110,13 +124,16 @@ pub async fn run_component(
             let components = store.list_components(Some(&global.tenant)).await?;
             printer.table(
                 &components,
-                &["id", "name", "version", "size", "sha256", "created"],
+                &[
+                    "id", "name", "version", "size", "contract", "sha256", "created",
+                ],
                 |c| {
                     vec![
                         c.id.to_string(),
                         c.name.clone(),
                         c.version.clone(),
                         format_size(c.size as u64),
+                        format!("0.{}", c.contract),
                         clip(&c.sha256, 12),
                         c.created_at.format("%Y-%m-%d %H:%M:%S").to_string(),
                     ]
@@ -146,6 +163,7 @@ pub async fn run_component(
                     ("id", record.id.to_string()),
                     ("sha256", record.sha256.clone()),
                     ("size", format_size(record.size as u64)),
+                    ("contract", format!("sluice:task@0.{}.0", record.contract)),
                     ("uploaded", record.created_at.to_rfc3339()),
                     (
                         "job types",
@@ -190,6 +208,13 @@ pub async fn run_types(
 ) -> anyhow::Result<()> {
     match command {
         TypesCommand::Set(args) => {
+            let networks = global.networks()?;
+            let allow = crate::grants::normalise("--allow-http", &args.allow_http, &networks)?;
+            if !allow.is_empty()
+                && let Some(tenant) = store.get_tenant(&global.tenant).await?
+            {
+                crate::grants::check_within(&allow, &tenant, &networks)?;
+            }
             let component = find(store, &global.tenant, &args.component).await?;
             let spec = JobTypeSpec {
                 max_attempts: args.max_attempts.unwrap_or(3),
@@ -200,6 +225,12 @@ pub async fn run_types(
                 memory_bytes: args.memory,
                 output_bytes: args.max_output,
                 log_bytes: args.max_log,
+                http: HttpSpec {
+                    allow,
+                    max_requests: args.http_max_requests,
+                    request_bytes: args.http_max_request_body,
+                    response_bytes: args.http_max_response_body,
+                },
                 ..JobTypeSpec::new(global.tenant.clone(), args.name, component.id)
             };
             let record = store.set_job_type_within_limits(&spec).await?;
@@ -212,6 +243,7 @@ pub async fn run_types(
                         format!("{}@{}", component.name, component.version),
                     ),
                     ("max attempts", record.max_attempts.to_string()),
+                    ("http", allow_text(&record.http_allow)),
                 ],
             );
         }
@@ -219,7 +251,7 @@ pub async fn run_types(
             let types = store.list_job_types(Some(&global.tenant)).await?;
             printer.table(
                 &types,
-                &["type", "component id", "max attempts", "timeout"],
+                &["type", "component id", "max attempts", "timeout", "http"],
                 |t| {
                     vec![
                         t.name.clone(),
@@ -230,10 +262,20 @@ pub async fn run_types(
                             Some(0) => "none".into(),
                             Some(ms) => format!("{ms}ms"),
                         },
+                        allow_text(&t.http_allow),
                     ]
                 },
             );
         }
     }
     Ok(())
+}
+
+/// An allow list as one cell: its entries, or `none`.
+fn allow_text(entries: &[String]) -> String {
+    if entries.is_empty() {
+        "none".to_owned()
+    } else {
+        entries.join(" ")
+    }
 }

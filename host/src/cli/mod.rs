@@ -50,6 +50,25 @@ pub struct Global {
     /// Log format on stderr.
     #[arg(long, global = true, value_enum, default_value = "pretty")]
     pub log_format: LogFormat,
+    /// Networks outbound HTTP may reach despite the deny list of private and special
+    /// addresses, as CIDR (repeatable or comma-separated), e.g. `10.1.0.0/16`. Also lets
+    /// allow lists name IP literals inside them. Logged when a worker starts.
+    #[arg(
+        long = "egress-allow-network",
+        env = "SLUICE_EGRESS_ALLOW_NETWORK",
+        global = true,
+        value_delimiter = ',',
+        value_name = "CIDR"
+    )]
+    pub egress_allow_networks: Vec<String>,
+}
+
+impl Global {
+    /// The operator's opened networks (`--egress-allow-network`).
+    pub fn networks(&self) -> anyhow::Result<sluice_sandbox::sluice_egress::NetworkPolicy> {
+        sluice_sandbox::sluice_egress::NetworkPolicy::parse(&self.egress_allow_networks)
+            .map_err(|e| anyhow::anyhow!("--egress-allow-network `{}`: {}", e.input, e.detail))
+    }
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -124,7 +143,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 .context("create tenant `default`")?;
             printer.message("schema is up to date");
         }
-        Command::Tenants(command) => tenants::run(&store, &printer, command).await?,
+        Command::Tenants(command) => tenants::run(&store, &cli.global, &printer, command).await?,
         Command::Component(command) => {
             components::run_component(&store, &cli.global, &printer, command).await?
         }
@@ -134,8 +153,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Enqueue(args) => enqueue::run(&store, &cli.global, &printer, args).await?,
         Command::Jobs(command) => jobs::run(&store, &cli.global, &printer, command).await?,
         Command::Stats(args) => stats::run(&store, &cli.global, &printer, args).await?,
-        Command::Worker(args) => worker::run(store, &printer, args).await?,
-        Command::Serve(args) => serve::run(store, args).await?,
+        Command::Worker(args) => worker::run(store, &cli.global, &printer, args).await?,
+        Command::Serve(args) => serve::run(store, &cli.global, args).await?,
         Command::Schedules(command) => {
             schedules::run(&store, &cli.global, &printer, command).await?
         }

@@ -100,6 +100,7 @@ pub async fn push(
             name,
             version: args.version,
             bytes,
+            contract: task.contract().minor(),
         })
         .await?;
     progress.finish();

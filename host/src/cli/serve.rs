@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 
 use anyhow::Context;
-use sluice_sandbox::{Sandbox, SandboxConfig};
+use sluice_sandbox::{EgressConfig, Sandbox, SandboxConfig};
 use sluice_store::Store;
 use tracing::info;
 
@@ -37,7 +37,7 @@ pub struct ServeArgs {
     pub header_timeout: std::time::Duration,
 }
 
-pub async fn run(store: Store, args: ServeArgs) -> anyhow::Result<()> {
+pub async fn run(store: Store, global: &super::Global, args: ServeArgs) -> anyhow::Result<()> {
     let shutdown = crate::signals::shutdown_on_signal("finishing requests in flight, then exiting");
     store.check_schema().await?;
     if let Some(token) = &args.admin_token
@@ -56,6 +56,11 @@ pub async fn run(store: Store, args: ServeArgs) -> anyhow::Result<()> {
     let sandbox = Sandbox::new(SandboxConfig {
         max_concurrency: 1,
         guest_threads: 1,
+        // Allow lists may name IP literals only inside the operator's opened networks.
+        egress: EgressConfig {
+            networks: global.networks()?,
+            ..EgressConfig::default()
+        },
         ..SandboxConfig::default()
     })
     .context("start the sandbox that validates uploads")?;

@@ -27,6 +27,21 @@ pub enum TenantsCommand {
     /// Mint, list and revoke API tokens.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Show or bound what the tenant's job types may be granted over HTTP: their
+    /// `--allow-http` entries must each be inside one of these (docs/egress.md).
+    Egress {
+        id: String,
+        /// A destination the tenant may grant, `scheme://host[:port]` or
+        /// `scheme://*.suffix[:port]` (repeatable; replaces the bound).
+        #[arg(long = "allow", value_name = "URL", conflicts_with_all = ["unbounded", "deny_all"])]
+        allow: Vec<String>,
+        /// Remove the bound: any destination the host's deny list lets through.
+        #[arg(long, conflicts_with = "deny_all")]
+        unbounded: bool,
+        /// The tenant may grant no outbound HTTP at all.
+        #[arg(long)]
+        deny_all: bool,
+    },
     /// Cap how many of a tenant's jobs run at once, fleet-wide (`none` lifts the cap).
     MaxRunning {
         id: String,
@@ -84,9 +99,19 @@ pub struct LimitsArgs {
     /// Cap on the log bytes kept per attempt.
     #[arg(long, value_parser = parse_size)]
     pub max_log: Option<u64>,
+    /// Cap on a job type's outbound requests per attempt.
+    #[arg(long)]
+    pub max_http_requests: Option<u32>,
+    /// Cap on a job type's request body per outbound request.
+    #[arg(long, value_parser = parse_size)]
+    pub max_http_request_body: Option<u64>,
+    /// Cap on a job type's response body per outbound request.
+    #[arg(long, value_parser = parse_size)]
+    pub max_http_response_body: Option<u64>,
     /// Reset a limit to the host default (repeatable): payload, component, rate, burst,
-    /// fuel, memory, timeout, output, log.
-    #[arg(long, value_parser = ["payload", "component", "rate", "burst", "fuel", "memory", "timeout", "output", "log"])]
+    /// fuel, memory, timeout, output, log, http-requests, http-request-body,
+    /// http-response-body.
+    #[arg(long, value_parser = ["payload", "component", "rate", "burst", "fuel", "memory", "timeout", "output", "log", "http-requests", "http-request-body", "http-response-body"])]
     pub unset: Vec<String>,
 }
 
@@ -126,6 +151,9 @@ fn apply(mut limits: TenantLimits, args: &LimitsArgs) -> anyhow::Result<TenantLi
             "memory" => limits.max_memory_bytes = None,
             "timeout" => limits.max_timeout_ms = None,
             "output" => limits.max_output_bytes = None,
+            "http-requests" => limits.max_http_requests = None,
+            "http-request-body" => limits.max_http_request_bytes = None,
+            "http-response-body" => limits.max_http_response_bytes = None,
             _ => limits.max_log_bytes = None,
         }
     }
@@ -156,6 +184,16 @@ fn apply(mut limits: TenantLimits, args: &LimitsArgs) -> anyhow::Result<TenantLi
     }
     if let Some(v) = args.max_log {
         limits.max_log_bytes = Some(to_i64("max-log", v)?);
+    }
+    if let Some(v) = args.max_http_requests {
+        limits.max_http_requests =
+            Some(i32::try_from(v).context("--max-http-requests is too large")?);
+    }
+    if let Some(v) = args.max_http_request_body {
+        limits.max_http_request_bytes = Some(to_i64("max-http-request-body", v)?);
+    }
+    if let Some(v) = args.max_http_response_body {
+        limits.max_http_response_bytes = Some(to_i64("max-http-response-body", v)?);
     }
     Ok(limits)
 }
@@ -194,11 +232,56 @@ fn limit_fields(t: &TenantRecord) -> Vec<(&'static str, String)> {
         ),
         ("max output", show_limit(l.max_output_bytes, size)),
         ("max log", show_limit(l.max_log_bytes, size)),
+        (
+            "max http requests",
+            show_limit(l.max_http_requests.map(i64::from), |v| v.to_string()),
+        ),
+        (
+            "max http request body",
+            show_limit(l.max_http_request_bytes, size),
+        ),
+        (
+            "max http response body",
+            show_limit(l.max_http_response_bytes, size),
+        ),
+        (
+            "egress bound",
+            match &t.egress_allow {
+                None => "none (the host's deny list only)".to_owned(),
+                Some(list) if list.is_empty() => "deny all".to_owned(),
+                Some(list) => list.join(" "),
+            },
+        ),
     ]
 }
 
-pub async fn run(store: &Store, printer: &Printer, command: TenantsCommand) -> anyhow::Result<()> {
+pub async fn run(
+    store: &Store,
+    global: &super::Global,
+    printer: &Printer,
+    command: TenantsCommand,
+) -> anyhow::Result<()> {
     match command {
+        TenantsCommand::Egress {
+            id,
+            allow,
+            unbounded,
+            deny_all,
+        } => {
+            let record = if unbounded {
+                store.set_tenant_egress(&id, None).await?
+            } else if deny_all || !allow.is_empty() {
+                let bound = crate::grants::normalise("--allow", &allow, &global.networks()?)?;
+                store.set_tenant_egress(&id, Some(&bound)).await?
+            } else {
+                store.get_tenant(&id).await?.ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "unknown tenant `{id}`: create it first (sluice tenants create {id})"
+                    )
+                })?
+            };
+            printer.value(&record, &limit_fields(&record));
+        }
         TenantsCommand::Create { id, admin } => {
             store.create_tenant(&id).await?;
             if admin {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use sluice_sandbox::{Sandbox, SandboxConfig};
+use sluice_sandbox::{Contract, EgressConfig, Sandbox, SandboxConfig};
 use sluice_store::Store;
 
 use super::output::Printer;
@@ -78,13 +78,28 @@ pub struct WorkerArgs {
     /// Scheduler and retention, run beside the claim loop.
     #[command(flatten)]
     pub background: super::background::BackgroundArgs,
+    /// Trust the CA certificates in this PEM file for outbound HTTPS, beside the
+    /// built-in web roots (for an internal CA).
+    #[arg(long, env = "SLUICE_EGRESS_CA_FILE")]
+    pub egress_ca_file: Option<PathBuf>,
+    /// Run components of task contracts up to this one (`0.1` or `0.2`; default: the
+    /// newest this build runs). Jobs of newer components stay pending for a host that
+    /// runs them (rolling deploys, docs/fleet.md).
+    #[arg(long, value_name = "VERSION")]
+    pub max_contract: Option<Contract>,
     /// Serve Prometheus metrics at http://ADDR/metrics, e.g. `127.0.0.1:9090`.
     #[arg(long, value_name = "ADDR")]
     pub metrics_listen: Option<SocketAddr>,
 }
 
-pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::Result<()> {
+pub async fn run(
+    store: Store,
+    global: &super::Global,
+    printer: &Printer,
+    args: WorkerArgs,
+) -> anyhow::Result<()> {
     check_timings(&args)?;
+    let egress = egress_config(global, &args)?;
     store.check_schema().await?;
     // Before anything slow: a SIGTERM during startup is a graceful shutdown too.
     let shutdown = crate::signals::shutdown_on_signal("finishing running jobs, then exiting");
@@ -92,9 +107,15 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
     let sandbox = Sandbox::new(SandboxConfig {
         max_concurrency: args.concurrency as u32,
         cache_dir: Some(args.cache_dir.clone().unwrap_or_else(default_cache_dir)),
+        max_contract: args.max_contract.unwrap_or(Contract::NEWEST),
+        egress,
         ..SandboxConfig::default()
     })
     .context("start the sandbox")?;
+    tracing::info!(
+        max_contract = %sandbox.config().max_contract,
+        "running components of task contracts up to this one"
+    );
     let config = worker_config(&args, worker_id.clone());
 
     let (scheduler, retention) = super::background::services(&args.background, &worker_id);
@@ -125,6 +146,28 @@ pub async fn run(store: Store, printer: &Printer, args: WorkerArgs) -> anyhow::R
         );
     }
     Ok(())
+}
+
+/// Outbound HTTP's host settings: the opened networks (logged, since they widen what
+/// every tenant can reach) and the extra CA file.
+fn egress_config(global: &super::Global, args: &WorkerArgs) -> anyhow::Result<EgressConfig> {
+    let networks = global.networks()?;
+    if !networks.opened().is_empty() {
+        let opened: Vec<String> = networks.opened().iter().map(|n| n.to_string()).collect();
+        tracing::warn!(
+            networks = %opened.join(", "),
+            "outbound HTTP may reach these networks despite the deny list (--egress-allow-network)"
+        );
+    }
+    let extra_root_certs_pem = match &args.egress_ca_file {
+        None => Vec::new(),
+        Some(path) => std::fs::read(path)
+            .with_context(|| format!("--egress-ca-file {}: cannot read it", path.display()))?,
+    };
+    Ok(EgressConfig {
+        networks,
+        extra_root_certs_pem,
+    })
 }
 
 /// The claim loop's configuration from the flags. Every flag's default is the config's

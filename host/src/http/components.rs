@@ -37,6 +37,10 @@ pub struct ComponentView {
     /// Bytes.
     #[schema(minimum = 1)]
     pub size: i64,
+    /// The task contract the component targets, e.g. `sluice:task@0.2.0` (found at upload
+    /// from its imports); a host runs it only if it runs that contract.
+    #[schema(pattern = "^sluice:task@0\\.[0-9]+\\.0$")]
+    pub contract: String,
     pub created_at: DateTime<Utc>,
 }
 
@@ -48,6 +52,7 @@ impl From<ComponentRecord> for ComponentView {
             version: c.version,
             sha256: c.sha256,
             size: c.size,
+            contract: format!("sluice:task@0.{}.0", c.contract),
             created_at: c.created_at,
         }
     }
@@ -126,8 +131,8 @@ pub async fn put_component(
     })
     .await
     .map_err(ApiError::internal)?;
-    match validated {
-        Ok(_) => {}
+    let contract = match validated {
+        Ok(info) => info.contract.minor(),
         Err(ValidationError::TooLarge { size, .. }) => return Err(too_large(&size)),
         Err(e) => {
             return Err(ApiError::new(
@@ -136,7 +141,7 @@ pub async fn put_component(
                 format!("not a valid Sluice task component: {e}"),
             ));
         }
-    }
+    };
     let record = state
         .store()
         .put_component(&NewComponent {
@@ -144,6 +149,7 @@ pub async fn put_component(
             name,
             version: params.version,
             bytes: bytes.to_vec(),
+            contract,
         })
         .await?;
     Ok(Json(record.into()))

@@ -10,7 +10,7 @@ use axum::Json;
 use axum::extract::State;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sluice_store::{JobTypeRecord, JobTypeSpec};
+use sluice_store::{HttpSpec, JobTypeRecord, JobTypeSpec};
 use utoipa::ToSchema;
 
 use super::auth::Caller;
@@ -47,6 +47,20 @@ pub struct JobTypeRequest {
     /// Fraction 0..=1 of random spread on retry delays.
     #[schema(minimum = 0, maximum = 1)]
     pub backoff_jitter: Option<f64>,
+    /// Destinations attempts may call over HTTP: `scheme://host[:port]` or
+    /// `scheme://*.suffix[:port]` (no port: the scheme's default only). Absent or empty:
+    /// no outbound HTTP. Each must be inside the tenant's egress bound, if it has one.
+    #[schema(max_items = 64, value_type = Option<Vec<String>>)]
+    pub allow_http: Option<Vec<String>>,
+    /// Outbound requests one attempt may start (default 20).
+    #[schema(minimum = 0, maximum = 2147483647)]
+    pub http_max_requests: Option<u32>,
+    /// Largest request body of one outbound request (default 10 MiB).
+    #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
+    pub http_max_request_bytes: Option<u64>,
+    /// Largest response body of one outbound request (default 10 MiB).
+    #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
+    pub http_max_response_bytes: Option<u64>,
 }
 
 /// A registered job type (null limits: the host default, capped by the tenant's caps).
@@ -75,6 +89,14 @@ pub struct JobTypeView {
     pub backoff_cap_ms: Option<i64>,
     #[schema(required = true, minimum = 0, maximum = 1)]
     pub backoff_jitter: Option<f64>,
+    /// Destinations granted for outbound HTTP, normalised (`https://api.example.com:443`).
+    pub allow_http: Vec<String>,
+    #[schema(required = true, minimum = 0)]
+    pub http_max_requests: Option<i32>,
+    #[schema(required = true, minimum = 1)]
+    pub http_max_request_bytes: Option<i64>,
+    #[schema(required = true, minimum = 1)]
+    pub http_max_response_bytes: Option<i64>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -93,6 +115,10 @@ impl From<JobTypeRecord> for JobTypeView {
             backoff_base_ms: t.backoff_base_ms,
             backoff_cap_ms: t.backoff_cap_ms,
             backoff_jitter: t.backoff_jitter,
+            allow_http: t.http_allow,
+            http_max_requests: t.http_max_requests,
+            http_max_request_bytes: t.http_request_bytes,
+            http_max_response_bytes: t.http_response_bytes,
             created_at: t.created_at,
             updated_at: t.updated_at,
         }
@@ -119,6 +145,26 @@ pub async fn put_job_type(
     ApiJson(request): ApiJson<JobTypeRequest>,
 ) -> Result<Json<JobTypeView>, ApiError> {
     validate::text("type", &name)?;
+    let networks = &state.sandbox().config().egress.networks;
+    let allow = request.allow_http.unwrap_or_default();
+    if allow.len() > sluice_store::MAX_ALLOW_ENTRIES {
+        return Err(ApiError::bad_request(format!(
+            "allow_http: {} entries, more than the {} a job type may have",
+            allow.len(),
+            sluice_store::MAX_ALLOW_ENTRIES
+        )));
+    }
+    for (i, entry) in allow.iter().enumerate() {
+        validate::text(&format!("allow_http[{i}]"), entry)?;
+    }
+    let allow = crate::grants::normalise("allow_http", &allow, networks)
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    if !allow.is_empty()
+        && let Some(tenant) = state.store().get_tenant(&caller.tenant).await?
+    {
+        crate::grants::check_within(&allow, &tenant, networks)
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    }
     let (component, version) = match request.component.split_once('@') {
         Some((name, version)) => (name, Some(version)),
         None => (request.component.as_str(), None),
@@ -143,6 +189,12 @@ pub async fn put_job_type(
         memory_bytes: request.memory_bytes,
         output_bytes: request.output_bytes,
         log_bytes: request.log_bytes,
+        http: HttpSpec {
+            allow,
+            max_requests: request.http_max_requests,
+            request_bytes: request.http_max_request_bytes,
+            response_bytes: request.http_max_response_bytes,
+        },
         ..JobTypeSpec::new(caller.tenant.clone(), name, component.id)
     };
     let record = state.store().set_job_type_within_limits(&spec).await?;

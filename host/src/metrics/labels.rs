@@ -67,6 +67,24 @@ pub struct ViolationLabels {
     pub reason: LimitReason,
 }
 
+/// One outbound HTTP request's result (`sluice_http_requests_total`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HttpLabels {
+    pub tenant: String,
+    pub job_type: String,
+    /// `ok`, `denied`, `timeout` or `error`.
+    pub outcome: String,
+}
+
+/// Bytes of outbound HTTP bodies (`sluice_http_body_bytes_total`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HttpBytesLabels {
+    pub tenant: String,
+    pub job_type: String,
+    /// `out` (request bodies sent) or `in` (response bodies read).
+    pub direction: String,
+}
+
 /// Which store call of the worker or a background service failed
 /// (`sluice_worker_store_errors_total`).
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]

@@ -27,7 +27,7 @@ pub use labels::{
 };
 pub use scrape::{DEFAULT_STATS_TTL, router, serve};
 
-use labels::{LabelBudget, OperationLabels, ViolationLabels};
+use labels::{HttpBytesLabels, HttpLabels, LabelBudget, OperationLabels, ViolationLabels};
 
 type JobCounters = Family<JobLabels, Counter>;
 type JobHistograms = Family<JobLabels, Histogram, fn() -> Histogram>;
@@ -74,6 +74,9 @@ struct Families {
     duration_seconds: JobHistograms,
     fuel_used: JobHistograms,
     limit_violations: Family<ViolationLabels, Counter>,
+    http_requests: Family<HttpLabels, Counter>,
+    http_request_seconds: JobHistograms,
+    http_body_bytes: Family<HttpBytesLabels, Counter>,
     listener_fallbacks: Counter,
     listening: Gauge,
     orphans_released: Counter,
@@ -128,6 +131,9 @@ impl Families {
             duration_seconds: JobHistograms::new_with_constructor(duration_histogram),
             fuel_used: JobHistograms::new_with_constructor(fuel_histogram),
             limit_violations: Family::default(),
+            http_requests: Family::default(),
+            http_request_seconds: JobHistograms::new_with_constructor(duration_histogram),
+            http_body_bytes: Family::default(),
             listener_fallbacks: Counter::default(),
             listening: Gauge::default(),
             orphans_released: Counter::default(),
@@ -188,6 +194,17 @@ impl Families {
             "Fuel (CPU units) one attempt consumed",
             f.fuel_used.clone(),
         );
+        r.register(
+            "sluice_http_requests",
+            "Outbound HTTP requests of attempts, by outcome (ok, denied, timeout, error)",
+            f.http_requests.clone(),
+        );
+        r.register(
+            "sluice_http_request_duration_seconds",
+            "From a guest's request to the response head (or the failure)",
+            f.http_request_seconds.clone(),
+        );
+        r.register("sluice_http_body_bytes", "Outbound HTTP body bytes: request bodies sent (direction=out) and response bodies read (in)", f.http_body_bytes.clone());
         r.register("sluice_limit_violations", "Attempts stopped by a sandbox limit, by reason (timeout, fuel, memory, table, output, trap)", f.limit_violations.clone());
         r.register("sluice_worker_listener_fallbacks", "Times the worker lost (or could not open) its LISTEN connection and fell back to polling", f.listener_fallbacks.clone());
         r.register(
@@ -352,11 +369,35 @@ impl Metrics {
         {
             f.limit_violations
                 .get_or_create(&ViolationLabels {
-                    tenant: labels.tenant,
-                    job_type: labels.job_type,
+                    tenant: labels.tenant.clone(),
+                    job_type: labels.job_type.clone(),
                     reason,
                 })
                 .inc();
+        }
+        let http = &report.http;
+        for call in &http.calls {
+            f.http_requests
+                .get_or_create(&HttpLabels {
+                    tenant: labels.tenant.clone(),
+                    job_type: labels.job_type.clone(),
+                    outcome: call.outcome.to_owned(),
+                })
+                .inc();
+            f.http_request_seconds
+                .get_or_create(&labels)
+                .observe(call.duration.as_secs_f64());
+        }
+        for (direction, bytes) in [("out", http.bytes_out), ("in", http.bytes_in)] {
+            if bytes > 0 {
+                f.http_body_bytes
+                    .get_or_create(&HttpBytesLabels {
+                        tenant: labels.tenant.clone(),
+                        job_type: labels.job_type.clone(),
+                        direction: direction.to_owned(),
+                    })
+                    .inc_by(bytes);
+            }
         }
     }
 

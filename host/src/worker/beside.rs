@@ -115,6 +115,7 @@ pub(super) async fn claim(
     store: &Store,
     config: &WorkerConfig,
     wanted: usize,
+    max_contract: u8,
 ) -> Option<Vec<ClaimedJob>> {
     let request = ClaimRequest {
         worker: config.worker_id.clone(),
@@ -122,6 +123,7 @@ pub(super) async fn claim(
         lease: config.claim_lease(),
         tenants: config.tenants.clone(),
         job_types: None,
+        max_contract,
     };
     match store.claim(&request).await {
         Ok(jobs) => Some(jobs),

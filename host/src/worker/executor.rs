@@ -111,6 +111,7 @@ pub(super) fn unrunnable(error: &ResolveError) -> Transition {
         ResolveError::Infrastructure(_) => {
             Transition::Release("infrastructure: job type unavailable")
         }
+        ResolveError::NotHere(_) => Transition::Release("component targets a newer contract"),
     }
 }
 
@@ -143,8 +144,12 @@ pub(super) async fn run_attempt(
     let recorded = match registry.resolve(&tenant, &job_type).await {
         Err(error) => {
             drop(executing);
-            if let ResolveError::Infrastructure(error) = &error {
-                warn!(error = %format!("{error:#}"), "cannot resolve job type; releasing the job");
+            match &error {
+                ResolveError::Infrastructure(error) => {
+                    warn!(error = %format!("{error:#}"), "cannot resolve job type; releasing the job");
+                }
+                ResolveError::NotHere(why) => warn!(%why, "releasing the job for a newer host"),
+                ResolveError::Permanent(_) => {}
             }
             record(&completer, lease, Some(unrunnable(&error)))
                 .instrument(span())
@@ -161,10 +166,11 @@ pub(super) async fn run_attempt(
             };
             let report = registry
                 .sandbox()
-                .run(
+                .run_with(
                     &resolved.component,
                     input,
                     &resolved.limits,
+                    resolved.http.clone(),
                     interrupt.token.clone(),
                 )
                 .await;

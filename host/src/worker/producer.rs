@@ -170,8 +170,9 @@ impl Producer {
         if let Some(wanted) = self.plan.start(wanted, Instant::now(), safety_poll) {
             self.claims += 1;
             let (store, config) = (self.store.clone(), self.config.clone());
+            let max_contract = self.ctx.registry.max_contract();
             self.beside.spawn(Call::Claim, async move {
-                Reply::Claimed(beside::claim(&store, &config, wanted).await)
+                Reply::Claimed(beside::claim(&store, &config, wanted, max_contract).await)
             });
         }
     }

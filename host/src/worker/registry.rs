@@ -11,8 +11,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
-use sluice_sandbox::{Limits, Sandbox, TaskComponent};
-use sluice_store::{Backoff, JobTypeRecord, Store, TenantLimits};
+use sluice_sandbox::{HttpGrant, Limits, Sandbox, TaskComponent};
+use sluice_store::{Backoff, JobTypeRecord, Store, TenantLimits, TenantRecord};
+
+use crate::grants;
 
 /// How long a job type record is trusted before it is read again.
 const JOB_TYPE_TTL: Duration = Duration::from_secs(5);
@@ -23,6 +25,8 @@ pub struct ResolvedType {
     pub component: TaskComponent,
     pub limits: Limits,
     pub backoff: Backoff,
+    /// Outbound HTTP the attempt may make; `None`: none.
+    pub http: Option<Arc<HttpGrant>>,
 }
 
 /// Why a job type could not be resolved; decides whether the attempt is retried.
@@ -34,6 +38,10 @@ pub enum ResolveError {
     /// The database could not be read: an infrastructure failure.
     #[error(transparent)]
     Infrastructure(#[from] anyhow::Error),
+    /// The component targets a newer contract than this host runs (its type was pointed
+    /// at it after the claim): give the attempt back for a newer host.
+    #[error("{0}")]
+    NotHere(String),
 }
 
 pub struct Registry {
@@ -41,7 +49,7 @@ pub struct Registry {
     sandbox: Sandbox,
     defaults: Limits,
     types: Mutex<HashMap<(String, String), (Instant, JobTypeRecord)>>,
-    tenants: Mutex<HashMap<String, (Instant, TenantLimits)>>,
+    tenants: Mutex<HashMap<String, (Instant, TenantRecord)>>,
     components: tokio::sync::Mutex<HashMap<i64, TaskComponent>>,
 }
 
@@ -62,6 +70,11 @@ impl Registry {
         &self.sandbox
     }
 
+    /// The newest contract this host runs, as the claim takes it.
+    pub fn max_contract(&self) -> u8 {
+        self.sandbox.config().max_contract.minor()
+    }
+
     /// Resolve a job type to a ready-to-instantiate component and its limits.
     pub async fn resolve(
         &self,
@@ -69,12 +82,14 @@ impl Registry {
         job_type: &str,
     ) -> Result<ResolvedType, ResolveError> {
         let record = self.job_type(tenant, job_type).await?;
-        let caps = self.tenant_caps(tenant).await?;
+        let tenant = self.tenant(tenant).await?;
         let component = self.component(record.component_id).await?;
+        let http = grants::http_grant(&record, &tenant, &self.sandbox.config().egress.networks);
         Ok(ResolvedType {
             component,
-            limits: capped(limits_for(&self.defaults, &record), &caps),
+            limits: capped(limits_for(&self.defaults, &record), &tenant.limits),
             backoff: record.backoff(Backoff::default()),
+            http,
         })
     }
 
@@ -102,9 +117,9 @@ impl Registry {
         Ok(record)
     }
 
-    /// The tenant's caps, cached like job types (`sluice tenants limits` takes effect
-    /// within the TTL).
-    async fn tenant_caps(&self, tenant: &str) -> Result<TenantLimits, ResolveError> {
+    /// The tenant's caps and egress bound, cached like job types (`sluice tenants
+    /// limits|egress` take effect within the TTL).
+    async fn tenant(&self, tenant: &str) -> Result<TenantRecord, ResolveError> {
         if let Some((at, caps)) = self.tenants.lock().expect("registry lock").get(tenant)
             && at.elapsed() < JOB_TYPE_TTL
         {
@@ -115,7 +130,6 @@ impl Registry {
             .get_tenant(tenant)
             .await
             .context("load tenant")?
-            .map(|t| t.limits)
             .ok_or_else(|| {
                 ResolveError::Permanent(format!("tenant `{tenant}` no longer exists"))
             })?;
@@ -139,6 +153,13 @@ impl Registry {
             .await
             .context("load component")?
             .ok_or_else(gone)?;
+        let max = self.sandbox.config().max_contract;
+        if i16::from(max.minor()) < record.contract {
+            return Err(ResolveError::NotHere(format!(
+                "component {component_id} targets sluice:task@0.{}.0; this host runs up to {max}",
+                record.contract
+            )));
+        }
         let bytes = self
             .store
             .component_bytes(component_id)

@@ -21,6 +21,9 @@ pub struct NewComponent {
     /// it is refused (versions are immutable).
     pub version: Option<String>,
     pub bytes: Vec<u8>,
+    /// The contract it targets, as N of `sluice:task@0.N.0` (the sandbox's validation
+    /// finds it); 1..=99.
+    pub contract: u8,
 }
 
 /// A stored component, without its bytes (see [`Store::component_bytes`]).
@@ -33,6 +36,8 @@ pub struct ComponentRecord {
     /// Lowercase hex sha256 of the bytes.
     pub sha256: String,
     pub size: i64,
+    /// N of `sluice:task@0.N.0`, the contract the component targets.
+    pub contract: i16,
     pub created_at: DateTime<Utc>,
 }
 
@@ -67,6 +72,15 @@ impl Store {
         check_len("component name", &c.name, 128)?;
         if let Some(v) = &c.version {
             check_len("component version", v, 64)?;
+        }
+        if !(1..=99).contains(&c.contract) {
+            return Err(StoreError::InvalidInput {
+                field: "contract",
+                message: format!(
+                    "contract 0.{}.0 is out of range (0.1.0 to 0.99.0)",
+                    c.contract
+                ),
+            });
         }
         if c.bytes.is_empty() {
             return Err(StoreError::InvalidInput {
@@ -137,6 +151,7 @@ impl Store {
             .bind(&version)
             .bind(&sha256)
             .bind(&c.bytes)
+            .bind(i16::from(c.contract))
             .fetch_one(&mut *tx)
             .await?;
         tx.commit().await?;

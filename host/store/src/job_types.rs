@@ -30,6 +30,49 @@ pub struct JobTypeSpec {
     pub memory_bytes: Option<u64>,
     pub output_bytes: Option<u64>,
     pub log_bytes: Option<u64>,
+    /// Outbound HTTP: what the type's attempts may call, and how much.
+    pub http: HttpSpec,
+}
+
+/// A job type's outbound HTTP grant as stored. The store keeps the entries as text; the
+/// host parses and normalises them before (sluice_egress::AllowList) and again when it
+/// builds an attempt's grant. `None` limits mean "host default".
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HttpSpec {
+    /// `scheme://host[:port]` or `scheme://*.suffix[:port]`; empty: no outbound HTTP.
+    pub allow: Vec<String>,
+    /// Requests one attempt may start (0: none).
+    pub max_requests: Option<u32>,
+    /// Request body bytes per request.
+    pub request_bytes: Option<u64>,
+    /// Response body bytes per request.
+    pub response_bytes: Option<u64>,
+}
+
+/// At most this many entries in one allow list (also a CHECK constraint).
+pub const MAX_ALLOW_ENTRIES: usize = 64;
+
+/// Checks an allow list's shape (count, each entry's text); the host parses the entries.
+pub(crate) fn check_allow_list(field: &'static str, entries: &[String]) -> Result<(), StoreError> {
+    if entries.len() > MAX_ALLOW_ENTRIES {
+        return Err(StoreError::InvalidInput {
+            field,
+            message: format!(
+                "{} entries, more than the {MAX_ALLOW_ENTRIES} an allow list may hold",
+                entries.len()
+            ),
+        });
+    }
+    for entry in entries {
+        if entry.is_empty() || entry.len() > 300 {
+            return Err(StoreError::InvalidInput {
+                field,
+                message: format!("entry {entry:?} must be 1 to 300 bytes"),
+            });
+        }
+        text::check(field, entry)?;
+    }
+    Ok(())
 }
 
 impl JobTypeSpec {
@@ -48,6 +91,7 @@ impl JobTypeSpec {
             memory_bytes: None,
             output_bytes: None,
             log_bytes: None,
+            http: HttpSpec::default(),
         }
     }
 }
@@ -67,6 +111,11 @@ pub struct JobTypeRecord {
     pub memory_bytes: Option<i64>,
     pub output_bytes: Option<i64>,
     pub log_bytes: Option<i64>,
+    /// Destinations granted for outbound HTTP (normalised entries; empty: none).
+    pub http_allow: Vec<String>,
+    pub http_max_requests: Option<i32>,
+    pub http_request_bytes: Option<i64>,
+    pub http_response_bytes: Option<i64>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -168,6 +217,17 @@ impl Store {
                 ),
             });
         }
+        check_allow_list("allow_http", &spec.http.allow)?;
+        let max_requests = spec
+            .http
+            .max_requests
+            .map(|n| {
+                i32::try_from(n).map_err(|_| StoreError::InvalidInput {
+                    field: "http_max_requests",
+                    message: format!("{n} is out of range (at most {})", i32::MAX),
+                })
+            })
+            .transpose()?;
         let row: Option<JobTypeRecord> = sqlx::query_as(UPSERT_JOB_TYPE)
             .bind(&spec.tenant)
             .bind(&spec.name)
@@ -181,6 +241,13 @@ impl Store {
             .bind(opt_positive("memory_bytes", spec.memory_bytes)?)
             .bind(opt_positive("output_bytes", spec.output_bytes)?)
             .bind(opt_positive("log_bytes", spec.log_bytes)?)
+            .bind(&spec.http.allow)
+            .bind(max_requests)
+            .bind(opt_positive("http_request_bytes", spec.http.request_bytes)?)
+            .bind(opt_positive(
+                "http_response_bytes",
+                spec.http.response_bytes,
+            )?)
             .fetch_optional(&self.pool)
             .await?;
         if let Some(row) = row {

@@ -26,6 +26,10 @@ pub struct ClaimRequest {
     pub tenants: Option<Vec<String>>,
     /// Only these job types (`None`: all).
     pub job_types: Option<Vec<String>>,
+    /// The newest task contract this host runs, as N of `sluice:task@0.N.0`: jobs whose
+    /// type's component targets a newer one stay `pending` for a newer host (rolling
+    /// deploys, docs/fleet.md).
+    pub max_contract: u8,
 }
 
 /// A job handed to a worker.
@@ -106,6 +110,7 @@ impl Store {
             .bind(lease_us)
             .bind(&req.tenants)
             .bind(&req.job_types)
+            .bind(i16::from(req.max_contract))
             .fetch_all(&self.pool)
             .await?;
         Ok(rows

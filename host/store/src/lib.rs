@@ -50,7 +50,7 @@ pub use components::{ComponentRecord, NewComponent};
 pub use enqueue::{Enqueued, NewJob, RunAt};
 pub use error::StoreError;
 pub use finish::{Backoff, Completion, FailResult, Failure};
-pub use job_types::{JobTypeRecord, JobTypeSpec};
+pub use job_types::{HttpSpec, JobTypeRecord, JobTypeSpec, MAX_ALLOW_ENTRIES};
 pub use lease::{ClaimRequest, ClaimedJob, HeartbeatReport};
 pub use listen::{CANCEL_CHANNEL, JOBS_CHANNEL, Notice, StoreListener};
 pub use maintenance::{MaintenanceRun, RETENTION_LOCK_KEY, RetentionReport};

@@ -18,6 +18,9 @@ pub struct TenantRecord {
     #[sqlx(flatten)]
     #[serde(flatten)]
     pub limits: TenantLimits,
+    /// The operator's bound on what this tenant's job types may be granted over HTTP
+    /// (normalised entries); `None`: no bound beyond the host's deny list.
+    pub egress_allow: Option<Vec<String>>,
 }
 
 /// Tenant-wide caps. `None` means "the host default applies". `max_payload_bytes` is
@@ -39,11 +42,25 @@ pub struct TenantLimits {
     /// Bucket size: jobs accepted at once after a quiet period (default: one second's
     /// worth of `max_enqueue_per_sec`, at least 1).
     pub enqueue_burst: Option<i32>,
+    /// Outbound requests one attempt may start.
+    pub max_http_requests: Option<i32>,
+    /// Request body bytes per outbound request.
+    pub max_http_request_bytes: Option<i64>,
+    /// Response body bytes per outbound request.
+    pub max_http_response_bytes: Option<i64>,
 }
 
 impl TenantLimits {
     fn validate(&self) -> Result<(), StoreError> {
-        let fields: [(&'static str, Option<i64>); 7] = [
+        if let Some(n) = self.max_http_requests
+            && n < 0
+        {
+            return Err(StoreError::InvalidInput {
+                field: "max_http_requests",
+                message: format!("{n} is negative; use 0 for none, or None for the host default"),
+            });
+        }
+        let fields: [(&'static str, Option<i64>); 9] = [
             ("max_payload_bytes", self.max_payload_bytes.map(i64::from)),
             ("max_component_bytes", self.max_component_bytes),
             ("max_timeout_ms", self.max_timeout_ms),
@@ -51,6 +68,8 @@ impl TenantLimits {
             ("max_memory_bytes", self.max_memory_bytes),
             ("max_output_bytes", self.max_output_bytes),
             ("max_log_bytes", self.max_log_bytes),
+            ("max_http_request_bytes", self.max_http_request_bytes),
+            ("max_http_response_bytes", self.max_http_response_bytes),
         ];
         for (field, value) in fields {
             if let Some(v) = value
@@ -133,6 +152,27 @@ impl TenantLimits {
             self.max_memory_bytes,
             " bytes",
         )?;
+        check(
+            "http_max_requests",
+            "max_http_requests",
+            spec.http.max_requests.map(i64::from),
+            self.max_http_requests.map(i64::from),
+            "",
+        )?;
+        check(
+            "http_request_bytes",
+            "max_http_request_bytes",
+            as_i64(spec.http.request_bytes),
+            self.max_http_request_bytes,
+            " bytes",
+        )?;
+        check(
+            "http_response_bytes",
+            "max_http_response_bytes",
+            as_i64(spec.http.response_bytes),
+            self.max_http_response_bytes,
+            " bytes",
+        )?;
         Ok(())
     }
 
@@ -149,6 +189,7 @@ const CREATE_TENANT: &str = include_str!("../sql/tenants/create.sql");
 const GET_TENANT: &str = include_str!("../sql/tenants/get.sql");
 const LIST_TENANTS: &str = include_str!("../sql/tenants/list.sql");
 const SET_TENANT_LIMITS: &str = include_str!("../sql/tenants/set_limits.sql");
+const SET_TENANT_EGRESS: &str = include_str!("../sql/tenants/set_egress.sql");
 
 /// Checks the tenant id format, `^[a-z0-9][a-z0-9_-]{0,62}$` (also a CHECK constraint).
 pub(crate) fn validate_tenant_id(id: &str) -> Result<(), StoreError> {
@@ -216,6 +257,9 @@ impl Store {
             .bind(limits.max_log_bytes)
             .bind(limits.max_enqueue_per_sec)
             .bind(limits.enqueue_burst)
+            .bind(limits.max_http_requests)
+            .bind(limits.max_http_request_bytes)
+            .bind(limits.max_http_response_bytes)
             .fetch_optional(&self.pool)
             .await?
             .ok_or_else(|| StoreError::UnknownTenant(id.to_owned()))
@@ -223,6 +267,27 @@ impl Store {
 }
 
 impl Store {
+    /// Replaces the operator's bound on what the tenant's job types may be granted over
+    /// HTTP (`None`: no bound). The entries must already be parsed and normalised by the
+    /// host (`sluice_egress::AllowList`); the store checks their count and text only.
+    /// Job types already granted more keep their rows, but the worker grants only what
+    /// is inside the bound (docs/egress.md).
+    pub async fn set_tenant_egress(
+        &self,
+        id: &str,
+        allow: Option<&[String]>,
+    ) -> Result<TenantRecord, StoreError> {
+        if let Some(entries) = allow {
+            crate::job_types::check_allow_list("egress_allow", entries)?;
+        }
+        sqlx::query_as(SET_TENANT_EGRESS)
+            .bind(text::lossy(id).as_ref())
+            .bind(allow)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::UnknownTenant(id.to_owned()))
+    }
+
     /// [`Store::set_job_type`] after checking the type against the tenant's caps
     /// ([`TenantLimits::check_job_type`]): a type above a cap is refused and nothing is
     /// written. The CLI and the HTTP API register types through this.

@@ -3,6 +3,8 @@
 -- tenants that have ready work, interleaves tenants by how many jobs each runs
 -- (docs/fairness.md), locks rows with SKIP LOCKED and starts each attempt on its row.
 -- $1 worker (text), $2 limit (int4, 1..=10000), $3 lease in microseconds (int8),
--- $4 tenants or NULL for all (text[]), $5 job types or NULL for all (text[]).
+-- $4 tenants or NULL for all (text[]), $5 job types or NULL for all (text[]),
+-- $6 the newest contract this host runs (int2: N of sluice:task@0.N.0; migration 0012):
+-- jobs whose type's component targets a newer one stay pending for a newer host.
 SELECT id, tenant, job_type, payload, priority, attempt, max_attempts, lease_token, locked_until
-FROM sluice.claim($1, $2, $3, $4, $5)
+FROM sluice.claim($1, $2, $3, $4, $5, $6)

@@ -1,5 +1,5 @@
 -- One component's metadata.
 -- $1 component id (int8).
-SELECT id, tenant, name, version, sha256, size, created_at
+SELECT id, tenant, name, version, sha256, size, contract, created_at
 FROM sluice.components
 WHERE id = $1

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use sluice_store::{NewJob, RunAt, Store, priority};
+use sluice_store::{JobTypeSpec, NewComponent, NewJob, RunAt, Store, priority};
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
@@ -293,4 +293,69 @@ async fn concurrent_claimers_claim_each_job_once(_: PgPoolOptions, opts: PgConne
     .unwrap();
     assert_eq!((running, attempts), (2000, 2000));
     pool.close().await;
+}
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_host_claims_only_jobs_whose_component_targets_a_contract_it_runs(pool: PgPool) {
+    let store = setup(&pool).await;
+    // `send-email` points at a 0.1 component (setup); `fetch` at a 0.2 one.
+    let newer = store
+        .put_component(&NewComponent {
+            tenant: TENANT.into(),
+            name: "fetcher".into(),
+            version: None,
+            bytes: b"\0asm fake 0.2 component".to_vec(),
+            contract: 2,
+        })
+        .await
+        .unwrap();
+    assert_eq!(newer.contract, 2);
+    store
+        .set_job_type(&JobTypeSpec::new(TENANT, "fetch", newer.id))
+        .await
+        .unwrap();
+    let fetch = store
+        .enqueue(&NewJob::new(TENANT, "fetch", "{}"))
+        .await
+        .unwrap()
+        .id;
+    let email = store.enqueue(&job("a")).await.unwrap().id;
+
+    let mut old_host = claim_req("old-host", 10);
+    old_host.max_contract = 1;
+    let got: Vec<i64> = store
+        .claim(&old_host)
+        .await
+        .unwrap()
+        .iter()
+        .map(|j| j.id)
+        .collect();
+    assert_eq!(got, vec![email]);
+    // Left alone, not spent: still pending with no attempt, however often it looks.
+    assert!(store.claim(&old_host).await.unwrap().is_empty());
+    let (state, attempt): (String, i32) =
+        sqlx::query_as("SELECT state::text, attempt FROM sluice.jobs WHERE id = $1")
+            .bind(fetch)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!((state.as_str(), attempt), ("pending", 0));
+    // The five-argument claim of earlier binaries runs 0.1 only.
+    let old_binary: Vec<i64> =
+        sqlx::query_scalar("SELECT id FROM sluice.claim('old-binary', 10, 60000000, NULL, NULL)")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert!(old_binary.is_empty(), "{old_binary:?}");
+
+    let mut new_host = claim_req("new-host", 10);
+    new_host.max_contract = 2;
+    let got: Vec<i64> = store
+        .claim(&new_host)
+        .await
+        .unwrap()
+        .iter()
+        .map(|j| j.id)
+        .collect();
+    assert_eq!(got, vec![fetch]);
 }

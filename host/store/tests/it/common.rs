@@ -30,6 +30,7 @@ pub async fn setup(pool: &PgPool) -> Store {
                 name: "mailer".into(),
                 version: None,
                 bytes: b"\0asm fake component".to_vec(),
+                contract: 1,
             })
             .await
             .unwrap();
@@ -55,6 +56,8 @@ pub fn claim_req(worker: &str, limit: u32) -> ClaimRequest {
         lease: Duration::from_secs(30),
         tenants: None,
         job_types: None,
+        // Every contract: these tests store no real components.
+        max_contract: u8::MAX,
     }
 }
 

@@ -13,6 +13,7 @@ fn component(version: Option<&str>, bytes: &[u8]) -> NewComponent {
         name: "resizer".into(),
         version: version.map(Into::into),
         bytes: bytes.to_vec(),
+        contract: 1,
     }
 }
 

@@ -70,6 +70,7 @@ async fn every_text_a_writer_takes_is_refused_with_nul_naming_the_field(pool: Pg
                     name: nul.into(),
                     version: None,
                     bytes: b"x".to_vec(),
+                    contract: 1,
                 })
                 .await
                 .map(drop),
@@ -82,6 +83,7 @@ async fn every_text_a_writer_takes_is_refused_with_nul_naming_the_field(pool: Pg
                     name: "mailer".into(),
                     version: Some(nul.into()),
                     bytes: b"x".to_vec(),
+                    contract: 1,
                 })
                 .await
                 .map(drop),

@@ -25,6 +25,7 @@ async fn store_with_type(pool: &PgPool) -> Store {
             name: "c".into(),
             version: None,
             bytes: b"\0asm".to_vec(),
+            contract: 1,
         })
         .await
         .unwrap();

@@ -1,0 +1,276 @@
+//! Outbound HTTP grants between what is stored and what an attempt gets: allow lists are
+//! parsed and normalised before they are stored (`sluice types set --allow-http`,
+//! `sluice tenants egress`, the HTTP API), checked against the tenant's bound, and turned
+//! into the [`HttpGrant`] of one attempt from the job type's row, the tenant's caps and
+//! bound, and the host defaults.
+//!
+//! Owns the allow-list syntax errors users see and the default HTTP limits. Must not
+//! talk to the store or the network; the sandbox and `sluice-egress` enforce the grant.
+
+use std::sync::Arc;
+
+use sluice_sandbox::HttpGrant;
+use sluice_sandbox::sluice_egress::{AllowList, Grant, Limits as EgressLimits, NetworkPolicy};
+use sluice_store::{JobTypeRecord, TenantRecord};
+use tracing::warn;
+
+/// Requests one attempt may start when neither the type nor the tenant says.
+pub const DEFAULT_MAX_REQUESTS: u32 = 20;
+
+/// A malformed or out-of-bound allow list, naming the entry.
+#[derive(Debug, thiserror::Error)]
+pub enum AllowListError {
+    #[error("{field}: `{entry}` is not a valid destination: {problem}")]
+    Malformed {
+        field: &'static str,
+        entry: String,
+        problem: String,
+    },
+    #[error(
+        "{field}: `{entry}` is outside what tenant `{tenant}` may grant ({bound}); ask an operator to widen it (sluice tenants egress)"
+    )]
+    OutsideBound {
+        field: &'static str,
+        entry: String,
+        tenant: String,
+        bound: String,
+    },
+}
+
+impl AllowListError {
+    /// The request field the error is about.
+    pub fn field(&self) -> &'static str {
+        match self {
+            AllowListError::Malformed { field, .. }
+            | AllowListError::OutsideBound { field, .. } => field,
+        }
+    }
+}
+
+/// Parses `entries` (an IP literal only inside a network the operator opened) and returns
+/// their canonical text (`https://api.example.com:443`), duplicates removed, in order.
+pub fn normalise(
+    field: &'static str,
+    entries: &[String],
+    networks: &NetworkPolicy,
+) -> Result<Vec<String>, AllowListError> {
+    let list = AllowList::parse_with(entries, networks).map_err(|e| AllowListError::Malformed {
+        field,
+        entry: e.entry,
+        problem: e.problem,
+    })?;
+    let mut out: Vec<String> = Vec::with_capacity(list.entries().len());
+    for entry in list.entries() {
+        let text = entry.to_string();
+        if !out.contains(&text) {
+            out.push(text);
+        }
+    }
+    Ok(out)
+}
+
+/// `Ok` when every entry of a job type's (normalised) list is inside the tenant's bound.
+pub fn check_within(
+    allow: &[String],
+    tenant: &TenantRecord,
+    networks: &NetworkPolicy,
+) -> Result<(), AllowListError> {
+    let Some(bound) = &tenant.egress_allow else {
+        return Ok(());
+    };
+    let field = "allow_http";
+    let parse = |entries: &[String]| AllowList::parse_with(entries, networks);
+    let (Ok(list), Ok(bound_list)) = (parse(allow), parse(bound)) else {
+        // Normalised entries parse; a bound that no longer does grants nothing.
+        return Err(AllowListError::OutsideBound {
+            field,
+            entry: allow.join(", "),
+            tenant: tenant.id.clone(),
+            bound: bound.join(", "),
+        });
+    };
+    list.check_within(&bound_list)
+        .map_err(|e| AllowListError::OutsideBound {
+            field,
+            entry: e.entry,
+            tenant: tenant.id.clone(),
+            bound: if bound.is_empty() {
+                "nothing".to_owned()
+            } else {
+                bound.join(", ")
+            },
+        })
+}
+
+/// The grant of one attempt of `record`'s type, or `None` when the type may call nothing.
+/// Entries that no longer parse here (say, an IP literal whose network this host did not
+/// open) are left out, with a warning: denied, never widened.
+pub fn http_grant(
+    record: &JobTypeRecord,
+    tenant: &TenantRecord,
+    networks: &NetworkPolicy,
+) -> Option<Arc<HttpGrant>> {
+    if record.http_allow.is_empty() {
+        return None;
+    }
+    let parse_each = |entries: &[String]| {
+        let good: Vec<&String> = entries
+            .iter()
+            .filter(|e| match AllowList::parse_with([e.as_str()], networks) {
+                Ok(_) => true,
+                Err(error) => {
+                    warn!(
+                        tenant = %record.tenant, r#type = %record.name, entry = %e,
+                        problem = %error.problem, "allow-list entry not granted on this host"
+                    );
+                    false
+                }
+            })
+            .collect();
+        AllowList::parse_with(good, networks).unwrap_or_default()
+    };
+    let allow = parse_each(&record.http_allow);
+    let bound = tenant.egress_allow.as_deref().map(parse_each);
+    let caps = &tenant.limits;
+    let min = |value: Option<i64>, cap: Option<i64>, default: u64| -> u64 {
+        let v = value.map_or(default, |v| v.max(0) as u64);
+        cap.map_or(v, |c| v.min(c.max(0) as u64))
+    };
+    let defaults = EgressLimits::default();
+    let limits = EgressLimits {
+        max_request_body_bytes: min(
+            record.http_request_bytes,
+            caps.max_http_request_bytes,
+            defaults.max_request_body_bytes,
+        ),
+        max_response_body_bytes: min(
+            record.http_response_bytes,
+            caps.max_http_response_bytes,
+            defaults.max_response_body_bytes,
+        ),
+        ..defaults
+    };
+    let max_requests = min(
+        record.http_max_requests.map(i64::from),
+        caps.max_http_requests.map(i64::from),
+        u64::from(DEFAULT_MAX_REQUESTS),
+    );
+    Some(Arc::new(HttpGrant {
+        grant: Grant {
+            allow,
+            bound,
+            limits,
+        },
+        max_requests: u32::try_from(max_requests).unwrap_or(u32::MAX),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Utc;
+    use sluice_store::TenantLimits;
+
+    fn tenant(bound: Option<&[&str]>, limits: TenantLimits) -> TenantRecord {
+        TenantRecord {
+            id: "acme".into(),
+            created_at: Utc::now(),
+            limits,
+            egress_allow: bound.map(|b| b.iter().map(|s| s.to_string()).collect()),
+        }
+    }
+
+    fn record(allow: &[&str]) -> JobTypeRecord {
+        JobTypeRecord {
+            tenant: "acme".into(),
+            name: "call".into(),
+            component_id: 1,
+            max_attempts: 3,
+            backoff_base_ms: None,
+            backoff_cap_ms: None,
+            backoff_jitter: None,
+            timeout_ms: None,
+            fuel: None,
+            memory_bytes: None,
+            output_bytes: None,
+            log_bytes: None,
+            http_allow: allow.iter().map(|s| s.to_string()).collect(),
+            http_max_requests: Some(50),
+            http_request_bytes: None,
+            http_response_bytes: Some(1 << 30),
+            created_at: Utc::now(),
+            updated_at: Utc::now(),
+        }
+    }
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn entries_are_normalised_deduplicated_and_malformed_ones_named() {
+        let none = NetworkPolicy::default();
+        let got = normalise(
+            "allow_http",
+            &strings(&["HTTPS://API.example.com", "https://api.example.com:443/"]),
+            &none,
+        )
+        .unwrap();
+        assert_eq!(got, ["https://api.example.com:443"]);
+        for bad in [
+            "ftp://x",
+            "https://",
+            "https://*.",
+            "https://a.com/path",
+            "http://10.0.0.1",
+        ] {
+            let err = normalise("allow_http", &strings(&[bad]), &none).unwrap_err();
+            assert!(err.to_string().contains(bad), "{bad}: {err}");
+            assert_eq!(err.field(), "allow_http");
+        }
+        // An IP literal only inside an opened network.
+        let lo = NetworkPolicy::parse(["127.0.0.1/32"]).unwrap();
+        assert!(normalise("allow_http", &strings(&["http://127.0.0.1:8080"]), &lo).is_ok());
+    }
+
+    #[test]
+    fn a_type_list_must_stay_inside_the_tenant_bound() {
+        let none = NetworkPolicy::default();
+        let bounded = tenant(
+            Some(&["https://*.example.com:443"]),
+            TenantLimits::default(),
+        );
+        let inside =
+            normalise("allow_http", &strings(&["https://api.example.com"]), &none).unwrap();
+        assert!(check_within(&inside, &bounded, &none).is_ok());
+        let outside = normalise("allow_http", &strings(&["https://evil.test"]), &none).unwrap();
+        let err = check_within(&outside, &bounded, &none).unwrap_err();
+        assert!(err.to_string().contains("evil.test"), "{err}");
+        let unbounded = tenant(None, TenantLimits::default());
+        assert!(check_within(&outside, &unbounded, &none).is_ok());
+    }
+
+    #[test]
+    fn the_grant_takes_type_limits_under_tenant_caps_and_carries_the_bound() {
+        let none = NetworkPolicy::default();
+        assert!(http_grant(&record(&[]), &tenant(None, TenantLimits::default()), &none).is_none());
+        let caps = TenantLimits {
+            max_http_requests: Some(5),
+            max_http_response_bytes: Some(1024),
+            ..TenantLimits::default()
+        };
+        let t = tenant(Some(&["https://*.example.com:443"]), caps);
+        let grant = http_grant(&record(&["https://api.example.com:443"]), &t, &none).unwrap();
+        assert_eq!(grant.max_requests, 5);
+        assert_eq!(grant.grant.limits.max_response_body_bytes, 1024);
+        assert_eq!(
+            grant.grant.limits.max_request_body_bytes,
+            EgressLimits::default().max_request_body_bytes
+        );
+        assert!(grant.grant.allow.permits("https", "api.example.com", 443));
+        assert!(grant.grant.bound.is_some());
+        // A stored IP literal whose network this host did not open is left out.
+        let grant = http_grant(&record(&["http://127.0.0.1:8080"]), &t, &none).unwrap();
+        assert!(grant.grant.allow.is_empty());
+    }
+}
