@@ -60,7 +60,11 @@ pub fn contract_of(bytes: &[u8]) -> Result<Contract, ValidationError> {
                     let import = import.map_err(|e| ValidationError::Invalid {
                         detail: e.to_string(),
                     })?;
-                    imports.push(import.name.name.to_owned());
+                    // Types the world's export uses (`job`, `task-error`) are imported
+                    // as types; only instances and functions are capabilities.
+                    if !matches!(import.ty, wasmparser::ComponentTypeRef::Type(_)) {
+                        imports.push(import.name.name.to_owned());
+                    }
                 }
             }
             _ => {}

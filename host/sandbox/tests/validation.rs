@@ -187,3 +187,26 @@ fn prepare_refuses_an_invalid_component() {
         "{err:?}"
     );
 }
+
+#[test]
+fn contract_of_reads_the_same_contract_as_validation_without_compiling() {
+    let sb = sandbox();
+    for name in [
+        "echo",
+        "log-flood",
+        "http-get",
+        "post-json",
+        "flaky",
+        "clock",
+    ] {
+        let bytes = sample(name);
+        let validated = sb.validate(&bytes, MAX).unwrap().contract;
+        assert_eq!(
+            sluice_sandbox::contract_of(&bytes).unwrap(),
+            validated,
+            "{name}"
+        );
+    }
+    // Not a component: an error, not a guess.
+    assert!(sluice_sandbox::contract_of(b"not wasm").is_err());
+}

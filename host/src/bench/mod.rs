@@ -39,6 +39,10 @@ pub enum BenchCommand {
         /// job is dead after one attempt: the failure path, batched like completions).
         #[arg(long, value_enum, default_value_t = queue::DrainTask::Echo)]
         task: queue::DrainTask,
+        /// Grant the job type outbound HTTP to this destination (repeatable): every
+        /// attempt then carries a grant, though `echo` and `fatal` make no request.
+        #[arg(long = "allow-http", value_name = "URL")]
+        allow_http: Vec<String>,
     },
     /// Pickup latency from an idle worker: jobs enqueued one by one at a fixed rate.
     Latency {
@@ -150,10 +154,14 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                     concurrency,
                     prefetch,
                     task,
+                    allow_http,
                 } => {
                     if task == queue::DrainTask::Fatal {
                         let fatal = read_sample(&args.samples, "fatal.wasm")?;
                         define_sample(&store, &sandbox, task.job_type(), &fatal).await?;
+                    }
+                    if !allow_http.is_empty() {
+                        grant_http(&store, task.job_type(), &allow_http).await?;
                     }
                     let drain = queue::Drain {
                         jobs,
@@ -245,6 +253,24 @@ async fn define_sample(
     bytes: &[u8],
 ) -> anyhow::Result<()> {
     define_sample_for(store, sandbox, BENCH_TENANT, name, bytes).await
+}
+
+/// Gives a defined job type of the bench tenant an outbound HTTP allow list.
+async fn grant_http(store: &Store, job_type: &str, allow: &[String]) -> anyhow::Result<()> {
+    let allow = crate::grants::normalise("--allow-http", allow, &Default::default())?;
+    let record = store
+        .get_job_type(BENCH_TENANT, job_type)
+        .await?
+        .context("the bench job type is defined")?;
+    let spec = JobTypeSpec {
+        http: sluice_store::HttpSpec {
+            allow,
+            ..Default::default()
+        },
+        ..JobTypeSpec::new(BENCH_TENANT, job_type, record.component_id)
+    };
+    store.set_job_type(&spec).await?;
+    Ok(())
 }
 
 /// [`define_sample`] for another tenant.
