@@ -109,3 +109,83 @@ async fn components_are_validated_and_size_limited_per_tenant(pool: PgPool) {
     let (status, job) = json(api.post("/v1/jobs", &token, json!({"type": "greet"})).await).await;
     assert_eq!(status, 201, "{job}");
 }
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_job_type_is_granted_http_destinations_checked_and_normalised(pool: PgPool) {
+    let api = Api::start(&pool).await;
+    let token = api.tenant("acme").await;
+    let http_get = std::fs::read(sample("http-get")).unwrap();
+    let (status, body) = upload(&api, &token, "/v1/components/fetch", http_get).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["contract"], "sluice:task@0.2.0", "{body}");
+    let put_type = |body: serde_json::Value| {
+        api.req(Method::PUT, "/v1/job-types/fetch", &token)
+            .json(&body)
+            .send()
+    };
+    for bad in [
+        "ftp://x.example.com",
+        "https://",
+        "https://*.",
+        "https://api.example.com/v1",
+        "http://169.254.169.254",
+        "http://[::1]:8080",
+    ] {
+        let (status, body) = json(
+            put_type(json!({"component": "fetch", "allow_http": [bad]}))
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(status, 400, "{bad}: {body}");
+        let message = error_of(&body).1;
+        assert!(
+            message.contains("allow_http") && message.contains(bad),
+            "{bad}: {message}"
+        );
+    }
+    let (_, types) = json(api.get("/v1/job-types", &token).await).await;
+    assert_eq!(types, json!([]), "nothing stored");
+
+    let (status, body) = json(
+        put_type(json!({
+            "component": "fetch",
+            "allow_http": ["HTTPS://API.example.com", "https://*.example.org:8443"],
+            "http_max_requests": 3,
+            "http_max_response_bytes": 4096
+        }))
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["allow_http"],
+        json!(["https://api.example.com:443", "https://*.example.org:8443"])
+    );
+    assert_eq!(
+        (
+            body["http_max_requests"].as_i64(),
+            body["http_max_response_bytes"].as_i64()
+        ),
+        (Some(3), Some(4096))
+    );
+
+    // Above the tenant's cap: refused naming it.
+    api.set_limits(
+        "acme",
+        TenantLimits {
+            max_http_requests: Some(2),
+            ..TenantLimits::default()
+        },
+    )
+    .await;
+    let (status, body) = json(
+        put_type(json!({"component": "fetch", "allow_http": ["https://api.example.com"], "http_max_requests": 3}))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(error_of(&body).1.contains("max_http_requests"), "{body}");
+}
