@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
+use chrono::{DateTime, Utc};
 use sluice_sandbox::{HttpGrant, Limits, Sandbox, TaskComponent};
 use sluice_store::{Backoff, JobTypeRecord, Store, TenantLimits, TenantRecord};
 
@@ -50,6 +51,10 @@ pub struct Registry {
     defaults: Limits,
     types: Mutex<HashMap<(String, String), (Instant, JobTypeRecord)>>,
     tenants: Mutex<HashMap<String, (Instant, TenantRecord)>>,
+    /// Each type's outbound HTTP grant, built from its record and its tenant's (so at most
+    /// a TTL behind either) once, not parsed again for every attempt.
+    #[allow(clippy::type_complexity)]
+    grants: Mutex<HashMap<(String, String), (Instant, DateTime<Utc>, Option<Arc<HttpGrant>>)>>,
     components: tokio::sync::Mutex<HashMap<i64, TaskComponent>>,
 }
 
@@ -61,6 +66,7 @@ impl Registry {
             defaults,
             types: Mutex::default(),
             tenants: Mutex::default(),
+            grants: Mutex::default(),
             components: tokio::sync::Mutex::default(),
         })
     }
@@ -84,7 +90,7 @@ impl Registry {
         let record = self.job_type(tenant, job_type).await?;
         let tenant = self.tenant(tenant).await?;
         let component = self.component(record.component_id).await?;
-        let http = grants::http_grant(&record, &tenant, &self.sandbox.config().egress.networks);
+        let http = self.grant(&record, &tenant);
         Ok(ResolvedType {
             component,
             limits: capped(limits_for(&self.defaults, &record), &tenant.limits),
@@ -115,6 +121,20 @@ impl Registry {
             .expect("registry lock")
             .insert(key, (Instant::now(), record.clone()));
         Ok(record)
+    }
+
+    fn grant(&self, record: &JobTypeRecord, tenant: &TenantRecord) -> Option<Arc<HttpGrant>> {
+        let key = (record.tenant.clone(), record.name.clone());
+        let mut cached = self.grants.lock().expect("registry lock");
+        if let Some((at, updated_at, grant)) = cached.get(&key)
+            && at.elapsed() < JOB_TYPE_TTL
+            && *updated_at == record.updated_at
+        {
+            return grant.clone();
+        }
+        let grant = grants::http_grant(record, tenant, &self.sandbox.config().egress.networks);
+        cached.insert(key, (Instant::now(), record.updated_at, grant.clone()));
+        grant
     }
 
     /// The tenant's caps and egress bound, cached like job types (`sluice tenants
