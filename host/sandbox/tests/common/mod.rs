@@ -115,3 +115,31 @@ pub async fn assert_still_works(sandbox: &Sandbox) {
     let report = run(sandbox, "echo", "still alive", &limits()).await;
     assert_eq!(output(&report), b"still alive");
 }
+
+/// Path of a non-Rust guest component built by `scripts/build-guests`, e.g.
+/// `guest_path("python", "http-get")` → `.../sample-tasks/python/build/http-get.wasm`.
+pub fn guest_path(lang: &str, name: &str) -> PathBuf {
+    repo_root()
+        .join("sample-tasks")
+        .join(lang)
+        .join("build")
+        .join(format!("{name}.wasm"))
+}
+
+/// The bytes of a non-Rust guest component; fails the test with the fix when it is missing.
+pub fn guest(lang: &str, name: &str) -> Vec<u8> {
+    let path = guest_path(lang, name);
+    std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "guest component `{lang}/{name}` is missing at {} ({e}): run scripts/build-guests {lang}",
+            path.display()
+        )
+    })
+}
+
+pub fn prepare_guest(sandbox: &Sandbox, lang: &str, name: &str) -> TaskComponent {
+    let bytes = guest(lang, name);
+    sandbox
+        .prepare(&sha256_hex(&bytes), &bytes)
+        .unwrap_or_else(|e| panic!("prepare `{lang}/{name}`: {e}"))
+}

@@ -1,0 +1,188 @@
+//! Outbound HTTP from the `http-get` samples written in other guest languages
+//! (`sample-tasks/<lang>/http-get*`, built by `scripts/build-guests` into
+//! `sample-tasks/<lang>/build/http-get.wasm`), through the sandbox's egress hooks against a
+//! server on 127.0.0.1 opened with the operator's network flag: the same payload and output
+//! as the Rust sample (`tests/egress.rs`), and a refusal the guest sees as a `wasi:http`
+//! error code while the server sees nothing.
+//!
+//! JavaScript has no `http-get`: componentize-qjs 0.4.5 cannot build a component that imports
+//! `wasi:http` (docs/guests/javascript.md). Go has none either (docs/guests/go.md).
+
+mod common;
+
+use std::sync::Arc;
+
+use common::http_server::TestServer;
+use common::*;
+use sluice_sandbox::sluice_egress::{AllowList, Grant, NetworkPolicy};
+use sluice_sandbox::{
+    CancellationToken, Contract, EgressConfig, HttpGrant, RunReport, Sandbox, SandboxConfig,
+};
+
+fn sandbox_opening(networks: &[&str]) -> Sandbox {
+    Sandbox::new(SandboxConfig {
+        egress: EgressConfig {
+            networks: NetworkPolicy::parse(networks).unwrap(),
+            ..EgressConfig::default()
+        },
+        ..config()
+    })
+    .unwrap()
+}
+
+/// A grant of `entries`, which name 127.0.0.1 (an IP literal an allow list takes only
+/// where the operator opened it).
+fn grant(entries: &[String]) -> Arc<HttpGrant> {
+    let loopback = NetworkPolicy::parse(["127.0.0.1/32"]).unwrap();
+    Arc::new(HttpGrant {
+        grant: Grant::new(AllowList::parse_with(entries, &loopback).unwrap()),
+        max_requests: 10,
+    })
+}
+
+/// Checks `lang`'s component the way an upload does: validation refuses imports this host
+/// does not provide (`sluice:task/secrets`, `sluice:task/jobs`), so a toolchain that keeps
+/// unused world imports fails here, naming the import.
+fn validate(sandbox: &Sandbox, lang: &str) {
+    let info = sandbox
+        .validate(&guest(lang, "http-get"), 100 << 20)
+        .unwrap_or_else(|e| panic!("{lang}/http-get is refused: {e}"));
+    assert_eq!(info.contract, Contract::V0_2, "{lang}");
+}
+
+async fn get(
+    sandbox: &Sandbox,
+    lang: &str,
+    payload: serde_json::Value,
+    http: Option<Arc<HttpGrant>>,
+) -> RunReport {
+    let component = prepare_guest(sandbox, lang, "http-get");
+    assert_eq!(component.contract(), Contract::V0_2, "{lang}");
+    sandbox
+        .run_with(
+            &component,
+            job(&payload.to_string()),
+            &limits(),
+            http,
+            CancellationToken::new(),
+        )
+        .await
+}
+
+fn logs(report: &RunReport) -> String {
+    String::from_utf8_lossy(&report.logs).into_owned()
+}
+
+/// A granted request reaches the server; the guest completes with the Rust sample's output.
+async fn a_granted_request_is_answered(lang: &str) {
+    let server = TestServer::start().await;
+    let sandbox = sandbox_opening(&["127.0.0.1/32"]);
+    validate(&sandbox, lang);
+    let payload = serde_json::json!({ "url": server.url("/ok"), "timeout_ms": 5000 });
+    let report = get(&sandbox, lang, payload, Some(grant(&[server.origin()]))).await;
+    let out: serde_json::Value = serde_json::from_slice(output(&report))
+        .unwrap_or_else(|e| panic!("{lang}: output is not JSON ({e}); logs:\n{}", logs(&report)));
+    assert_eq!(out["status"], 200, "{lang}: {out}");
+    assert_eq!(out["body_bytes"], 5, "{lang}: {out}");
+    assert_eq!(out["body_head"], "hello", "{lang}: {out}");
+    assert_eq!(out["requests"], 1, "{lang}: {out}");
+    let seen = server.requests();
+    assert_eq!(seen.len(), 1, "{lang}: {seen:?}");
+    assert_eq!(
+        (seen[0].method.as_str(), seen[0].path.as_str()),
+        ("GET", "/ok"),
+        "{lang}"
+    );
+    assert_eq!(seen[0].host, server.addr.to_string(), "{lang}");
+    assert_eq!(report.http.calls.len(), 1, "{lang}");
+    assert_eq!(report.http.calls[0].outcome, "ok", "{lang}");
+    assert_eq!(report.http.bytes_in, 5, "{lang}");
+}
+
+/// Refusals fail the job `fatal`, naming the `wasi:http` error code; the server sees nothing.
+async fn refusals_name_the_error_code(lang: &str) {
+    let server = TestServer::start().await;
+    let other = TestServer::start().await;
+    let opened = sandbox_opening(&["127.0.0.1/32"]);
+    let closed = sandbox_opening(&[]);
+    let payload = serde_json::json!({ "url": server.url("/ok") });
+    let cases: Vec<(&Sandbox, Option<Arc<HttpGrant>>, &str)> = vec![
+        // The job type is granted nothing.
+        (&opened, None, "HTTP-request-denied"),
+        // Another destination is granted (same host, other port).
+        (
+            &opened,
+            Some(grant(&[other.origin()])),
+            "HTTP-request-denied",
+        ),
+        // Granted, but loopback is not opened by the operator.
+        (
+            &closed,
+            Some(grant(&[server.origin()])),
+            "destination-IP-prohibited",
+        ),
+    ];
+    for (sandbox, http, code) in cases {
+        let report = get(sandbox, lang, payload.clone(), http).await;
+        let why = reason(&report);
+        eprintln!("{lang}, expecting {code}: {why}");
+        assert!(
+            why.starts_with("guest fatal:") && why.contains(code),
+            "{lang}: expected a fatal error naming {code}, got `{why}`; logs:\n{}",
+            logs(&report)
+        );
+        assert!(
+            logs(&report).contains("egress denied"),
+            "{lang}: {}",
+            logs(&report)
+        );
+        assert_eq!(report.http.calls.len(), 1, "{lang}");
+        assert_eq!(report.http.calls[0].outcome, "denied", "{lang}");
+    }
+    assert_eq!(server.accepted(), 0, "{lang}: the server saw a connection");
+    assert_eq!(
+        other.accepted(),
+        0,
+        "{lang}: the other server saw a connection"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_http_get_reaches_a_granted_server() {
+    a_granted_request_is_answered("python").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_http_get_refusals_are_error_codes() {
+    refusals_name_the_error_code("python").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn c_http_get_reaches_a_granted_server() {
+    a_granted_request_is_answered("c").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn c_http_get_refusals_are_error_codes() {
+    refusals_name_the_error_code("c").await;
+}
+
+/// The SDK files that gained the HTTP client still build contract 0.1 components (the
+/// other samples stay on `wit/`), and those still run.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_0_1_samples_built_with_the_same_sdk_files_still_run() {
+    let sandbox = sandbox();
+    for lang in ["python", "c"] {
+        let component = prepare_guest(&sandbox, lang, "echo");
+        assert_eq!(component.contract(), Contract::V0_1, "{lang}");
+        let report = sandbox
+            .run(
+                &component,
+                job("still 0.1"),
+                &limits(),
+                CancellationToken::new(),
+            )
+            .await;
+        assert_eq!(output(&report), b"still 0.1", "{lang}");
+    }
+}
