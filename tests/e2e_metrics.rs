@@ -189,6 +189,24 @@ impl Drop for Worker {
     }
 }
 
+/// A blocking HTTP server on 127.0.0.1 answering every connection `200 hello`; returns
+/// its origin. It lives as long as the test process.
+fn hello_server() -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut head = [0u8; 4096];
+            let _ = stream.read(&mut head);
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello",
+            );
+        }
+    });
+    origin
+}
+
 fn job(name: &str, ty: &str) -> String {
     format!("{name}{{tenant=\"default\",job_type=\"{ty}\"}}")
 }
@@ -213,6 +231,18 @@ async fn metrics_parse_and_move_when_a_real_worker_runs_jobs(pool: PgPool) {
         ],
     );
 
+    let origin = hello_server();
+    sluice.define(
+        "fetch",
+        "http-get",
+        &[
+            "--allow-http",
+            &origin,
+            "--egress-allow-network",
+            "127.0.0.1/32",
+        ],
+    );
+
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let url = format!("http://{addr}/metrics");
@@ -228,6 +258,8 @@ async fn metrics_parse_and_move_when_a_real_worker_runs_jobs(pool: PgPool) {
                 "100ms",
                 "--log-format",
                 "json",
+                "--egress-allow-network",
+                "127.0.0.1/32",
             ])
             .env("SLUICE_LOG", "warn,sluice=info")
             .stdout(Stdio::null())
@@ -255,6 +287,15 @@ async fn metrics_parse_and_move_when_a_real_worker_runs_jobs(pool: PgPool) {
     }
     sluice.ok(&["enqueue", "fatal", "--payload", "{}"]);
     sluice.ok(&["enqueue", "spin", "--payload", "{}"]);
+    // One request answered, one refused (not on the type's list; nothing is sent).
+    let fetch = |url: &str| format!("{{\"url\":\"{url}\"}}");
+    sluice.ok(&[
+        "enqueue",
+        "fetch",
+        "--payload",
+        &fetch(&format!("{origin}/ok")),
+    ]);
+    sluice.ok(&["enqueue", "fetch", "--payload", &fetch("http://10.0.0.1/")]);
 
     // Counters move as the worker records outcomes; the queue gauges follow within their
     // cache lifetime (5 s).
@@ -268,6 +309,8 @@ async fn metrics_parse_and_move_when_a_real_worker_runs_jobs(pool: PgPool) {
             (s.value(&job("sluice_jobs_completed_total", "echo")) == 3.0
                 && s.value(&job("sluice_jobs_dead_total", "fatal")) == 1.0
                 && s.value(&job("sluice_jobs_dead_total", "spin")) == 1.0
+                && s.value(&job("sluice_jobs_completed_total", "fetch")) == 1.0
+                && s.value(&job("sluice_jobs_dead_total", "fetch")) == 1.0
                 && s.value(depth) == 3.0)
                 .then_some(s)
         },
@@ -297,6 +340,25 @@ async fn metrics_parse_and_move_when_a_real_worker_runs_jobs(pool: PgPool) {
     assert_eq!(
         after.value("sluice_queue_depth{tenant=\"default\",job_type=\"fatal\",state=\"dead\"}"),
         1.0
+    );
+    let http = |outcome: &str| {
+        format!(
+            "sluice_http_requests_total{{tenant=\"default\",job_type=\"fetch\",outcome=\"{outcome}\"}}"
+        )
+    };
+    assert_eq!(
+        (after.value(&http("ok")), after.value(&http("denied"))),
+        (1.0, 1.0)
+    );
+    assert_eq!(
+        after.value(&job("sluice_http_request_duration_seconds_count", "fetch")),
+        2.0
+    );
+    assert_eq!(
+        after.value(
+            "sluice_http_body_bytes_total{tenant=\"default\",job_type=\"fetch\",direction=\"in\"}"
+        ),
+        5.0
     );
     assert_eq!(after.value("sluice_worker_attempts_in_progress"), 0.0);
     assert_eq!(after.value("sluice_worker_outcomes_dropped_total"), 0.0);
