@@ -6,7 +6,8 @@
 --   (earlier hosts refused anything else at upload), hence the default.
 -- * job_types.http_allow: the destinations the type's attempts may call
 --   (`scheme://host[:port]`, `*.suffix`; parsed and normalised by the host before it is
---   stored, docs/egress.md), empty = none; and its HTTP limits (NULL: host default).
+--   stored, docs/egress.md), empty = none; and its HTTP limits and timeouts (NULL: host
+--   default).
 -- * tenants.egress_allow: the operator's bound on what the tenant's types may be granted
 --   (NULL: no bound beyond the host's deny list); max_http_*: caps like the other
 --   tenant caps.
@@ -27,11 +28,16 @@ ALTER TABLE sluice.job_types
     ADD COLUMN http_max_requests integer,
     ADD COLUMN http_request_bytes bigint,
     ADD COLUMN http_response_bytes bigint,
+    ADD COLUMN http_connect_timeout_ms bigint,
+    ADD COLUMN http_first_byte_timeout_ms bigint,
+    ADD COLUMN http_between_bytes_timeout_ms bigint,
     ADD CONSTRAINT job_types_http_allow_size
         CHECK (cardinality(http_allow) <= 64 AND array_position(http_allow, NULL) IS NULL),
     ADD CONSTRAINT job_types_http_max_requests_check CHECK (http_max_requests >= 0),
     ADD CONSTRAINT job_types_http_request_bytes_check CHECK (http_request_bytes > 0),
-    ADD CONSTRAINT job_types_http_response_bytes_check CHECK (http_response_bytes > 0);
+    ADD CONSTRAINT job_types_http_response_bytes_check CHECK (http_response_bytes > 0),
+    ADD CONSTRAINT job_types_http_timeouts_check CHECK (http_connect_timeout_ms > 0
+        AND http_first_byte_timeout_ms > 0 AND http_between_bytes_timeout_ms > 0);
 
 ALTER TABLE sluice.tenants
     ADD COLUMN egress_allow text[],

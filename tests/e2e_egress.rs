@@ -82,6 +82,7 @@ fn output(job: &Value) -> Value {
 async fn a_granted_destination_answers_over_http_and_https_through_sluice_worker(pool: PgPool) {
     let servers = Servers::new();
     let plain = servers.start(Reply::ok("hello"));
+    let slow = servers.start(Reply::Delay(Duration::from_secs(10)));
     let ca = TestCa::new();
     let tls = servers.start_tls(Reply::ok("secure hello"), &ca, "localhost");
     let ca_file = std::env::temp_dir().join(format!("sluice-e2e-ca-{}.pem", tls.port()));
@@ -124,6 +125,26 @@ async fn a_granted_destination_answers_over_http_and_https_through_sluice_worker
         "--egress-allow-network",
         LOOPBACK,
     ]);
+    // A type whose first-byte cap (300 ms) is far below the host's (30 s).
+    let slow_origin = format!("http://127.0.0.1:{}", slow.port());
+    sluice.ok(&[
+        "types",
+        "set",
+        "fetch-slow",
+        "--component",
+        "http-get",
+        "--allow-http",
+        &slow_origin,
+        "--http-first-byte-timeout",
+        "300ms",
+        "--egress-allow-network",
+        LOOPBACK,
+    ]);
+    let too_slow = enqueue(
+        &sluice,
+        "fetch-slow",
+        serde_json::json!({ "url": format!("{slow_origin}/slow") }),
+    );
     let over_http = enqueue(
         &sluice,
         "fetch",
@@ -150,9 +171,13 @@ async fn a_granted_destination_answers_over_http_and_https_through_sluice_worker
     ]);
     assert_eq!(
         (summary["completed"].as_u64(), summary["dead"].as_u64()),
-        (Some(2), Some(1)),
+        (Some(2), Some(2)),
         "{summary}"
     );
+    let job = show(&sluice, &too_slow);
+    let error = job["last_error"].as_str().unwrap_or_default();
+    assert!(error.contains("connection-read-timeout"), "{job}");
+    assert_eq!(slow.requests().len(), 1, "the slow server got the request");
     let job = show(&sluice, &twice);
     let error = job["last_error"].as_str().unwrap_or_default();
     assert!(

@@ -8,6 +8,7 @@
 //! talk to the store or the network; the sandbox and `sluice-egress` enforce the grant.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use sluice_sandbox::HttpGrant;
 use sluice_sandbox::sluice_egress::{AllowList, Grant, Limits as EgressLimits, NetworkPolicy};
@@ -137,7 +138,19 @@ pub fn http_grant(
         cap.map_or(v, |c| v.min(c.max(0) as u64))
     };
     let defaults = EgressLimits::default();
+    let timeout = |ms: Option<i64>, default: Duration| {
+        ms.map_or(default, |ms| Duration::from_millis(ms.max(1) as u64))
+    };
     let limits = EgressLimits {
+        connect_timeout: timeout(record.http_connect_timeout_ms, defaults.connect_timeout),
+        first_byte_timeout: timeout(
+            record.http_first_byte_timeout_ms,
+            defaults.first_byte_timeout,
+        ),
+        between_bytes_timeout: timeout(
+            record.http_between_bytes_timeout_ms,
+            defaults.between_bytes_timeout,
+        ),
         max_request_body_bytes: min(
             record.http_request_bytes,
             caps.max_http_request_bytes,
@@ -198,6 +211,9 @@ mod tests {
             http_max_requests: Some(50),
             http_request_bytes: None,
             http_response_bytes: Some(1 << 30),
+            http_connect_timeout_ms: Some(1500),
+            http_first_byte_timeout_ms: None,
+            http_between_bytes_timeout_ms: None,
             created_at: Utc::now(),
             updated_at: Utc::now(),
         }
@@ -268,6 +284,15 @@ mod tests {
             EgressLimits::default().max_request_body_bytes
         );
         assert!(grant.grant.allow.permits("https", "api.example.com", 443));
+        // The type's timeout caps replace the host's; the unset ones stay.
+        assert_eq!(
+            grant.grant.limits.connect_timeout,
+            Duration::from_millis(1500)
+        );
+        assert_eq!(
+            grant.grant.limits.first_byte_timeout,
+            EgressLimits::default().first_byte_timeout
+        );
         assert!(grant.grant.bound.is_some());
         // A stored IP literal whose network this host did not open is left out.
         let grant = http_grant(&record(&["http://127.0.0.1:8080"]), &t, &none).unwrap();

@@ -152,7 +152,8 @@ async fn a_job_type_is_granted_http_destinations_checked_and_normalised(pool: Pg
             "component": "fetch",
             "allow_http": ["HTTPS://API.example.com", "https://*.example.org:8443"],
             "http_max_requests": 3,
-            "http_max_response_bytes": 4096
+            "http_max_response_bytes": 4096,
+            "http_connect_timeout_ms": 1500
         }))
         .await
         .unwrap(),
@@ -169,6 +170,19 @@ async fn a_job_type_is_granted_http_destinations_checked_and_normalised(pool: Pg
             body["http_max_response_bytes"].as_i64()
         ),
         (Some(3), Some(4096))
+    );
+    assert_eq!(body["http_connect_timeout_ms"], 1500);
+    assert_eq!(body["http_first_byte_timeout_ms"], serde_json::Value::Null);
+    let (status, body) = json(
+        put_type(json!({"component": "fetch", "http_first_byte_timeout_ms": 0}))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        error_of(&body).1.contains("http_first_byte_timeout"),
+        "{body}"
     );
 
     // Above the tenant's cap: refused naming it.

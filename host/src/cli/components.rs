@@ -95,6 +95,15 @@ pub struct TypeArgs {
     /// Largest response body of one outbound request (default 10MiB).
     #[arg(long, value_parser = parse_size)]
     pub http_max_response_body: Option<u64>,
+    /// Longest wait to connect (TCP + TLS) per outbound request (default 10s).
+    #[arg(long, value_parser = parse_duration)]
+    pub http_connect_timeout: Option<Duration>,
+    /// Longest wait for a response head per outbound request (default 30s).
+    #[arg(long, value_parser = parse_duration)]
+    pub http_first_byte_timeout: Option<Duration>,
+    /// Longest wait between two pieces of a response body (default 30s).
+    #[arg(long, value_parser = parse_duration)]
+    pub http_between_bytes_timeout: Option<Duration>,
 }
 
 pub async fn run_component(
@@ -230,6 +239,9 @@ pub async fn run_types(
                     max_requests: args.http_max_requests,
                     request_bytes: args.http_max_request_body,
                     response_bytes: args.http_max_response_body,
+                    connect_timeout: args.http_connect_timeout,
+                    first_byte_timeout: args.http_first_byte_timeout,
+                    between_bytes_timeout: args.http_between_bytes_timeout,
                 },
                 ..JobTypeSpec::new(global.tenant.clone(), args.name, component.id)
             };

@@ -61,6 +61,15 @@ pub struct JobTypeRequest {
     /// Largest response body of one outbound request (default 10 MiB).
     #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
     pub http_max_response_bytes: Option<u64>,
+    /// Longest wait to connect (TCP + TLS) per outbound request (default 10 s).
+    #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
+    pub http_connect_timeout_ms: Option<u64>,
+    /// Longest wait for a response head per outbound request (default 30 s).
+    #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
+    pub http_first_byte_timeout_ms: Option<u64>,
+    /// Longest wait between two pieces of a response body (default 30 s).
+    #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
+    pub http_between_bytes_timeout_ms: Option<u64>,
 }
 
 /// A registered job type (null limits: the host default, capped by the tenant's caps).
@@ -97,6 +106,12 @@ pub struct JobTypeView {
     pub http_max_request_bytes: Option<i64>,
     #[schema(required = true, minimum = 1)]
     pub http_max_response_bytes: Option<i64>,
+    #[schema(required = true, minimum = 1)]
+    pub http_connect_timeout_ms: Option<i64>,
+    #[schema(required = true, minimum = 1)]
+    pub http_first_byte_timeout_ms: Option<i64>,
+    #[schema(required = true, minimum = 1)]
+    pub http_between_bytes_timeout_ms: Option<i64>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -119,6 +134,9 @@ impl From<JobTypeRecord> for JobTypeView {
             http_max_requests: t.http_max_requests,
             http_max_request_bytes: t.http_request_bytes,
             http_max_response_bytes: t.http_response_bytes,
+            http_connect_timeout_ms: t.http_connect_timeout_ms,
+            http_first_byte_timeout_ms: t.http_first_byte_timeout_ms,
+            http_between_bytes_timeout_ms: t.http_between_bytes_timeout_ms,
             created_at: t.created_at,
             updated_at: t.updated_at,
         }
@@ -194,6 +212,13 @@ pub async fn put_job_type(
             max_requests: request.http_max_requests,
             request_bytes: request.http_max_request_bytes,
             response_bytes: request.http_max_response_bytes,
+            connect_timeout: request.http_connect_timeout_ms.map(Duration::from_millis),
+            first_byte_timeout: request
+                .http_first_byte_timeout_ms
+                .map(Duration::from_millis),
+            between_bytes_timeout: request
+                .http_between_bytes_timeout_ms
+                .map(Duration::from_millis),
         },
         ..JobTypeSpec::new(caller.tenant.clone(), name, component.id)
     };

@@ -47,6 +47,11 @@ pub struct HttpSpec {
     pub request_bytes: Option<u64>,
     /// Response body bytes per request.
     pub response_bytes: Option<u64>,
+    /// Caps on each request's connect (TCP + TLS), first byte and between-bytes waits;
+    /// every wait is still clamped to the guest's own timeout and the attempt's deadline.
+    pub connect_timeout: Option<Duration>,
+    pub first_byte_timeout: Option<Duration>,
+    pub between_bytes_timeout: Option<Duration>,
 }
 
 /// At most this many entries in one allow list (also a CHECK constraint).
@@ -116,6 +121,9 @@ pub struct JobTypeRecord {
     pub http_max_requests: Option<i32>,
     pub http_request_bytes: Option<i64>,
     pub http_response_bytes: Option<i64>,
+    pub http_connect_timeout_ms: Option<i64>,
+    pub http_first_byte_timeout_ms: Option<i64>,
+    pub http_between_bytes_timeout_ms: Option<i64>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -166,6 +174,17 @@ fn opt_ms(field: &'static str, d: Option<Duration>) -> Result<Option<i64>, Store
         })
     })
     .transpose()
+}
+
+/// A timeout of at least 1 ms, in milliseconds.
+fn positive_ms(field: &'static str, d: Option<Duration>) -> Result<Option<i64>, StoreError> {
+    match opt_ms(field, d)? {
+        Some(ms) if ms < 1 => Err(StoreError::InvalidInput {
+            field,
+            message: format!("{:?} is under 1 ms", d.unwrap_or_default()),
+        }),
+        ms => Ok(ms),
+    }
 }
 
 fn opt_positive(field: &'static str, v: Option<u64>) -> Result<Option<i64>, StoreError> {
@@ -247,6 +266,18 @@ impl Store {
             .bind(opt_positive(
                 "http_response_bytes",
                 spec.http.response_bytes,
+            )?)
+            .bind(positive_ms(
+                "http_connect_timeout",
+                spec.http.connect_timeout,
+            )?)
+            .bind(positive_ms(
+                "http_first_byte_timeout",
+                spec.http.first_byte_timeout,
+            )?)
+            .bind(positive_ms(
+                "http_between_bytes_timeout",
+                spec.http.between_bytes_timeout,
             )?)
             .fetch_optional(&self.pool)
             .await?;
