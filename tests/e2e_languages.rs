@@ -6,7 +6,9 @@
 //! attempt its payload names, after two retries; a malformed payload makes it `dead` with the
 //! guest's own message. For the interpreted languages (Python, JavaScript), `spin-forever`
 //! under a 300 ms timeout fails with `timeout (300ms)` well within 600 ms: the epoch deadline
-//! interrupts an interpreter too. Components are compiled when they are pushed (into a disk
+//! interrupts an interpreter too. For the languages with an HTTP helper (Python, C),
+//! `http-get` granted a 127.0.0.1 origin gets its answer through `sluice worker`, and a
+//! request elsewhere is refused. Components are compiled when they are pushed (into a disk
 //! cache shared by these tests, keyed by sha256), never inside a job's timeout.
 
 mod support;
@@ -25,23 +27,29 @@ struct Lang {
     dir: &'static str,
     /// Whether it ships `spin-forever` (interpreters: proves the deadline interrupts them).
     spins: bool,
+    /// Whether it ships `http-get` (contract 0.2: outbound HTTP through the egress policy).
+    http: bool,
 }
 
 const PYTHON: Lang = Lang {
     dir: "python",
     spins: true,
+    http: true,
 };
 const JS: Lang = Lang {
     dir: "js",
     spins: true,
+    http: false,
 };
 const C: Lang = Lang {
     dir: "c",
     spins: false,
+    http: true,
 };
 const GO: Lang = Lang {
     dir: "go",
     spins: false,
+    http: false,
 };
 
 #[sqlx::test(migrations = false)]
@@ -213,6 +221,47 @@ async fn contract(pool: &PgPool, lang: &Lang) {
     if lang.spins {
         spin_is_interrupted(&sluice, dir);
     }
+    if lang.http {
+        http_get_reaches_a_granted_server(&sluice, dir);
+    }
+}
+
+/// http-get granted one 127.0.0.1 origin through `sluice worker`: a request there completes
+/// with the answer; one to another address is refused and ends the job `dead`.
+fn http_get_reaches_a_granted_server(sluice: &Sluice, dir: &str) {
+    let origin = support::hello_server();
+    let open = ["--egress-allow-network", "127.0.0.1/32"];
+    define(
+        sluice,
+        dir,
+        "http-get",
+        &[
+            "--allow-http",
+            &origin,
+            open[0],
+            open[1],
+            "--max-attempts",
+            "1",
+        ],
+    );
+    let url = |url: &str| format!(r#"{{"url":"{url}"}}"#);
+    let granted = enqueue(sluice, "http-get", &url(&format!("{origin}/ok")));
+    let refused = enqueue(sluice, "http-get", &url("http://169.254.169.254/"));
+    let summary = sluice.json(&["worker", "--drain", open[0], open[1]]);
+    assert_eq!(summary["completed"], 1, "{dir} http-get: {summary}");
+    let shown = sluice.json(&["jobs", "show", &granted]);
+    let output: Value = serde_json::from_slice(&bytes(&shown["job"]["output"]))
+        .unwrap_or_else(|e| panic!("{dir} http-get output is not JSON ({e}): {shown}"));
+    assert_eq!(output["status"], 200, "{dir}: {output}");
+    assert_eq!(output["body_head"], "hello", "{dir}: {output}");
+    let shown = sluice.json(&["jobs", "show", &refused]);
+    assert_eq!(shown["job"]["state"], "dead", "{dir} refused: {shown}");
+    let error = shown["job"]["last_error"].as_str().unwrap_or_default();
+    // An IP literal on the deny list is refused before the allow list is even read.
+    assert!(
+        error.contains("destination-IP-prohibited"),
+        "{dir} refused: {error}"
+    );
 }
 
 /// spin-forever under a 300 ms timeout ends `timeout (300ms)`, its attempt lasting less

@@ -9,7 +9,7 @@ use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use sqlx::PgPool;
-use support::{Sluice, wait_for};
+use support::{Sluice, hello_server, wait_for};
 
 /// One scrape: every sample by its series (`name{label="value",...}` as printed).
 struct Scrape {
@@ -187,24 +187,6 @@ impl Drop for Worker {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// A blocking HTTP server on 127.0.0.1 answering every connection `200 hello`; returns
-/// its origin. It lives as long as the test process.
-fn hello_server() -> String {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let origin = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().flatten() {
-            let mut head = [0u8; 4096];
-            let _ = stream.read(&mut head);
-            let _ = stream.write_all(
-                b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello",
-            );
-        }
-    });
-    origin
 }
 
 fn job(name: &str, ty: &str) -> String {

@@ -129,3 +129,21 @@ where
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// A blocking HTTP server on 127.0.0.1 answering every connection `200 hello`; returns
+/// its origin (`http://127.0.0.1:PORT`). It lives as long as the test process.
+pub fn hello_server() -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut head = [0u8; 4096];
+            let _ = stream.read(&mut head);
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello",
+            );
+        }
+    });
+    origin
+}
