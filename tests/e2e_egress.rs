@@ -2,7 +2,8 @@
 //! destination (`sluice types set --allow-http`) reaches a real server on 127.0.0.1 over
 //! HTTP and over HTTPS with a test CA (`--egress-ca-file`), opened by the operator's
 //! `--egress-allow-network`; every refused destination reaches nothing and the job
-//! follows its task's choice; bad allow lists are refused when set; and a rolling deploy:
+//! follows its task's choice; `post-json` (a realistic task) completes on 2xx, retries
+//! 5xx and gives up on 4xx; bad allow lists are refused when set; and a rolling deploy:
 //! a host limited to contract 0.1 leaves 0.2 jobs pending without spending an attempt,
 //! and a full host then runs 0.1 and 0.2 components side by side.
 
@@ -441,4 +442,91 @@ async fn a_host_limited_to_0_1_leaves_0_2_jobs_pending_for_a_newer_host(pool: Pg
     assert_eq!(output(&job)["status"], 200);
     assert_eq!(show(&sluice, &older_again)["state"], "completed");
     assert_eq!(server.requests().len(), 1);
+}
+
+#[sqlx::test(migrations = false)]
+async fn post_json_completes_on_2xx_retries_5xx_and_gives_up_on_4xx(pool: PgPool) {
+    let servers = Servers::new();
+    let answer = |status: u16, body: &str| Reply::Respond {
+        status,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: body.as_bytes().to_vec(),
+    };
+    let accepting = servers.start(answer(201, r#"{"invoice":"inv_1"}"#));
+    let failing = servers.start(answer(503, r#"{"error":"busy"}"#));
+    let refusing = servers.start(answer(422, r#"{"error":"bad vat number"}"#));
+    let origin = |s: &TestServer| format!("http://127.0.0.1:{}", s.port());
+    let sluice = Sluice::migrated(&pool);
+    sluice.define(
+        "invoice",
+        "post-json",
+        &[
+            "--allow-http",
+            &origin(&accepting),
+            "--allow-http",
+            &origin(&failing),
+            "--allow-http",
+            &origin(&refusing),
+            "--egress-allow-network",
+            LOOPBACK,
+            "--max-attempts",
+            "2",
+            "--backoff-base",
+            "10ms",
+            "--backoff-cap",
+            "20ms",
+        ],
+    );
+    let document = serde_json::json!({ "customer": "acme", "amount_cents": 12_500 });
+    let send = |s: &TestServer| {
+        let url = format!("{}/invoices", origin(s));
+        enqueue(
+            &sluice,
+            "invoice",
+            serde_json::json!({ "url": url, "document": document }),
+        )
+    };
+    let (accepted, busy, refused) = (send(&accepting), send(&failing), send(&refusing));
+    let summary = sluice.json(&["worker", "--drain", "--egress-allow-network", LOOPBACK]);
+    assert_eq!(
+        (summary["completed"].as_u64(), summary["dead"].as_u64()),
+        (Some(1), Some(2)),
+        "{summary}"
+    );
+
+    let job = show(&sluice, &accepted);
+    assert_eq!(job["state"], "completed", "{job}");
+    let out = output(&job);
+    assert_eq!(out["status"], 201, "{out}");
+    assert_eq!(
+        out["response"],
+        serde_json::json!({ "invoice": "inv_1" }),
+        "{out}"
+    );
+    let seen = accepting.requests();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(
+        (seen[0].method.as_str(), seen[0].target.as_str()),
+        ("POST", "/invoices")
+    );
+    assert_eq!(seen[0].header("content-type"), Some("application/json"));
+    let sent: serde_json::Value = serde_json::from_slice(&seen[0].body).unwrap();
+    assert_eq!(sent, document, "the server got the document");
+
+    // 503: retried, then dead when the attempts run out; the server saw both.
+    let job = show(&sluice, &busy);
+    assert_eq!(
+        (job["state"].as_str(), job["attempt"].as_i64()),
+        (Some("dead"), Some(2)),
+        "{job}"
+    );
+    assert_eq!(failing.requests().len(), 2);
+    // 422: fatal at once; one request.
+    let job = show(&sluice, &refused);
+    assert_eq!(
+        (job["state"].as_str(), job["attempt"].as_i64()),
+        (Some("dead"), Some(1)),
+        "{job}"
+    );
+    assert_eq!(refusing.requests().len(), 1);
 }

@@ -181,14 +181,20 @@ impl Request {
     /// Sends the request and reads the whole response.
     pub fn send(self) -> Result<Response, HttpError> {
         let url = Url::parse(&self.url)?;
-        let fields = Fields::from_list(
-            &self
-                .headers
-                .iter()
-                .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
-                .collect::<Vec<_>>(),
-        )
-        .map_err(|e| invalid(format!("headers: {e:?}")))?;
+        let mut headers: Vec<(String, Vec<u8>)> = self
+            .headers
+            .iter()
+            .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
+            .collect();
+        // The whole body is known: declare its length, so it is not sent chunked (which
+        // many APIs refuse) and the host can refuse one over its cap before connecting.
+        if !self.body.is_empty() && !headers.iter().any(|(n, _)| n == "content-length") {
+            headers.push((
+                "content-length".into(),
+                self.body.len().to_string().into_bytes(),
+            ));
+        }
+        let fields = Fields::from_list(&headers).map_err(|e| invalid(format!("headers: {e:?}")))?;
         let request = OutgoingRequest::new(fields);
         let scheme = match url.scheme.as_str() {
             "https" => Scheme::Https,
