@@ -358,6 +358,25 @@ async fn bad_allow_lists_are_refused_when_set_and_a_tenant_bound_only_narrows(po
         "https://api.example.com",
     ]);
     assert!(!out.status.success());
+
+    // The worker's egress flags: each bad value stops it at start, naming the flag.
+    let not_pem = std::env::temp_dir().join(format!("sluice-e2e-not-pem-{}", std::process::id()));
+    std::fs::write(&not_pem, "not a certificate").unwrap();
+    let missing = not_pem.with_extension("missing");
+    for (flag, value) in [
+        ("--egress-ca-file", not_pem.to_str().unwrap()),
+        ("--egress-ca-file", missing.to_str().unwrap()),
+        ("--egress-allow-network", "10.1.0.0/99"),
+    ] {
+        let out = sluice.run(&["worker", "--drain", flag, value]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{flag} {value} was accepted");
+        assert!(
+            stderr.contains(flag) && stderr.contains(value),
+            "{flag} {value}: {stderr}"
+        );
+    }
+    let _ = std::fs::remove_file(not_pem);
 }
 
 #[sqlx::test(migrations = false)]

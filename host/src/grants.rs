@@ -4,15 +4,17 @@
 //! into the [`HttpGrant`] of one attempt from the job type's row, the tenant's caps and
 //! bound, and the host defaults.
 //!
-//! Owns the allow-list syntax errors users see and the default HTTP limits. Must not
-//! talk to the store or the network; the sandbox and `sluice-egress` enforce the grant.
+//! Owns the allow-list syntax errors users see, the default HTTP limits, and
+//! [`set_job_type`], the one way the CLI and the API register a type (one read of the
+//! tenant for its bound and caps, then the upsert). Speaks no SQL and opens no socket;
+//! the sandbox and `sluice-egress` enforce the grant.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use sluice_sandbox::HttpGrant;
 use sluice_sandbox::sluice_egress::{AllowList, Grant, Limits as EgressLimits, NetworkPolicy};
-use sluice_store::{JobTypeRecord, TenantRecord};
+use sluice_store::{JobTypeRecord, JobTypeSpec, Store, StoreError, TenantRecord};
 use tracing::warn;
 
 /// Requests one attempt may start when neither the type nor the tenant says.
@@ -48,6 +50,34 @@ impl AllowListError {
     }
 }
 
+/// Why a job type was not registered.
+#[derive(Debug, thiserror::Error)]
+pub enum SetTypeError {
+    #[error(transparent)]
+    AllowList(#[from] AllowListError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Registers `spec` (its allow list as the user wrote it, named `field` in errors): the
+/// list is normalised and checked against the tenant's bound, the limits against the
+/// tenant's caps, with the tenant read once; nothing is written when a check fails.
+pub async fn set_job_type(
+    store: &Store,
+    mut spec: JobTypeSpec,
+    field: &'static str,
+    networks: &NetworkPolicy,
+) -> Result<JobTypeRecord, SetTypeError> {
+    spec.http.allow = normalise(field, &spec.http.allow, networks)?;
+    let tenant = store
+        .get_tenant(&spec.tenant)
+        .await?
+        .ok_or_else(|| StoreError::UnknownTenant(spec.tenant.clone()))?;
+    check_within(&spec.http.allow, &tenant, networks)?;
+    tenant.limits.check_job_type(&spec)?;
+    Ok(store.set_job_type(&spec).await?)
+}
+
 /// Parses `entries` (an IP literal only inside a network the operator opened) and returns
 /// their canonical text (`https://api.example.com:443`), duplicates removed, in order.
 pub fn normalise(
@@ -71,7 +101,7 @@ pub fn normalise(
 }
 
 /// `Ok` when every entry of a job type's (normalised) list is inside the tenant's bound.
-pub fn check_within(
+fn check_within(
     allow: &[String],
     tenant: &TenantRecord,
     networks: &NetworkPolicy,
@@ -79,6 +109,9 @@ pub fn check_within(
     let Some(bound) = &tenant.egress_allow else {
         return Ok(());
     };
+    if allow.is_empty() {
+        return Ok(());
+    }
     let field = "allow_http";
     let parse = |entries: &[String]| AllowList::parse_with(entries, networks);
     let (Ok(list), Ok(bound_list)) = (parse(allow), parse(bound)) else {

@@ -218,12 +218,6 @@ pub async fn run_types(
     match command {
         TypesCommand::Set(args) => {
             let networks = global.networks()?;
-            let allow = crate::grants::normalise("--allow-http", &args.allow_http, &networks)?;
-            if !allow.is_empty()
-                && let Some(tenant) = store.get_tenant(&global.tenant).await?
-            {
-                crate::grants::check_within(&allow, &tenant, &networks)?;
-            }
             let component = find(store, &global.tenant, &args.component).await?;
             let spec = JobTypeSpec {
                 max_attempts: args.max_attempts.unwrap_or(3),
@@ -235,7 +229,7 @@ pub async fn run_types(
                 output_bytes: args.max_output,
                 log_bytes: args.max_log,
                 http: HttpSpec {
-                    allow,
+                    allow: args.allow_http,
                     max_requests: args.http_max_requests,
                     request_bytes: args.http_max_request_body,
                     response_bytes: args.http_max_response_body,
@@ -245,7 +239,8 @@ pub async fn run_types(
                 },
                 ..JobTypeSpec::new(global.tenant.clone(), args.name, component.id)
             };
-            let record = store.set_job_type_within_limits(&spec).await?;
+            let record =
+                crate::grants::set_job_type(store, spec, "--allow-http", &networks).await?;
             printer.value(
                 &record,
                 &[

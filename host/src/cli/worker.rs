@@ -111,7 +111,13 @@ pub async fn run(
         egress,
         ..SandboxConfig::default()
     })
-    .context("start the sandbox")?;
+    .with_context(|| match &args.egress_ca_file {
+        Some(path) => format!(
+            "start the sandbox (is --egress-ca-file {} a PEM file of CA certificates?)",
+            path.display()
+        ),
+        None => "start the sandbox".to_owned(),
+    })?;
     tracing::info!(
         max_contract = %sandbox.config().max_contract,
         "running components of task contracts up to this one"

@@ -17,6 +17,7 @@ use super::auth::Caller;
 use super::error::{ApiError, ApiJson, ApiPath, ErrorBody};
 use super::state::AppState;
 use super::validate;
+use crate::grants::SetTypeError;
 
 /// What a job type runs, and with which limits (unset: the host default, capped by the
 /// tenant's caps).
@@ -175,14 +176,6 @@ pub async fn put_job_type(
     for (i, entry) in allow.iter().enumerate() {
         validate::text(&format!("allow_http[{i}]"), entry)?;
     }
-    let allow = crate::grants::normalise("allow_http", &allow, networks)
-        .map_err(|e| ApiError::bad_request(e.to_string()))?;
-    if !allow.is_empty()
-        && let Some(tenant) = state.store().get_tenant(&caller.tenant).await?
-    {
-        crate::grants::check_within(&allow, &tenant, networks)
-            .map_err(|e| ApiError::bad_request(e.to_string()))?;
-    }
     let (component, version) = match request.component.split_once('@') {
         Some((name, version)) => (name, Some(version)),
         None => (request.component.as_str(), None),
@@ -222,7 +215,12 @@ pub async fn put_job_type(
         },
         ..JobTypeSpec::new(caller.tenant.clone(), name, component.id)
     };
-    let record = state.store().set_job_type_within_limits(&spec).await?;
+    let record = crate::grants::set_job_type(state.store(), spec, "allow_http", networks)
+        .await
+        .map_err(|e| match e {
+            SetTypeError::AllowList(e) => ApiError::bad_request(e.to_string()),
+            SetTypeError::Store(e) => e.into(),
+        })?;
     Ok(Json(record.into()))
 }
 

@@ -290,7 +290,8 @@ impl Store {
 
     /// [`Store::set_job_type`] after checking the type against the tenant's caps
     /// ([`TenantLimits::check_job_type`]): a type above a cap is refused and nothing is
-    /// written. The CLI and the HTTP API register types through this.
+    /// written. The host's CLI and API go through `sluice::grants::set_job_type`, which
+    /// also checks the HTTP allow list against the tenant's bound with the same read.
     pub async fn set_job_type_within_limits(
         &self,
         spec: &JobTypeSpec,
