@@ -13,7 +13,8 @@
 //! `config`, `engine` (Engine + epoch ticker), `guest_runtime`, `component` (cache,
 //! `TaskComponent`), `validate`, `run_signature`, `disk_cache`, `host_imports` (bindgen +
 //! `sluice:task/host` of each contract), `contract` (versions, found from imports),
-//! `egress_hooks` (wasi:http through the one egress connector), `wasi_ctx` (denied WASI,
+//! `grants` (what an attempt may reach), `egress_hooks` (wasi:http through the one egress
+//! connector), `wasi_ctx` (denied WASI,
 //! capped pipe), `log_buffer`, `limiter`,
 //! `store` (per-attempt policy), `run` (attempt + outcome mapping), `guest_result` (the
 //! `run` call boundary, read without trusting the guest), `guest_text` (guest error
@@ -28,6 +29,7 @@ mod disk_cache;
 mod egress_hooks;
 mod engine;
 mod error;
+mod grants;
 mod guest_result;
 mod guest_runtime;
 mod guest_text;
@@ -47,6 +49,7 @@ pub use config::{EgressConfig, Limits, SandboxConfig};
 pub use contract::{Contract, UnknownContract};
 pub use egress_hooks::{HttpCall, HttpCalls, HttpGrant};
 pub use error::{SandboxError, ValidationError};
+pub use grants::Grants;
 pub use outcome::{Failure, Outcome, RunReport};
 pub use run::JobInput;
 pub use sandbox::Sandbox;

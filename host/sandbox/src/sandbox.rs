@@ -16,7 +16,7 @@ use sluice_egress::{Connector, ConnectorConfig};
 use crate::component::{CacheStats, ComponentCache, ComponentInfo, TaskComponent, sha256_hex};
 use crate::config::{Limits, SandboxConfig};
 use crate::disk_cache::DiskCache;
-use crate::egress_hooks::HttpGrant;
+use crate::grants::Grants;
 use crate::engine::{EpochTicker, build_engine, to_anyhow};
 use crate::error::{SandboxError, ValidationError};
 use crate::guest_runtime::GuestRuntime;
@@ -156,19 +156,21 @@ impl Sandbox {
         limits: &Limits,
         cancel: CancellationToken,
     ) -> RunReport {
-        self.run_with(component, job, limits, None, cancel).await
+        self.run_with(component, job, limits, Grants::default(), cancel)
+            .await
     }
 
-    /// [`Sandbox::run`] with the job type's outbound HTTP grant (`None`: every request
-    /// is denied, as for `run`).
+    /// [`Sandbox::run`] with what the job type is granted beyond its own instance
+    /// ([`Grants::default`]: nothing, as for `run`).
     pub async fn run_with(
         &self,
         component: &TaskComponent,
         job: JobInput,
         limits: &Limits,
-        http: Option<Arc<HttpGrant>>,
+        grants: Grants,
         cancel: CancellationToken,
     ) -> RunReport {
+        let Grants { http } = grants;
         let limits = limits.clamped_to(&self.inner.config);
         let waited = Instant::now();
         let slot = tokio::select! {

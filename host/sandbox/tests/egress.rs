@@ -11,7 +11,7 @@ use common::http_server::TestServer;
 use common::*;
 use sluice_sandbox::sluice_egress::{AllowList, Grant, NetworkPolicy};
 use sluice_sandbox::{
-    CancellationToken, Contract, EgressConfig, HttpGrant, Limits, RunReport, Sandbox,
+    CancellationToken, Contract, EgressConfig, Grants, HttpGrant, Limits, RunReport, Sandbox,
     SandboxConfig, ValidationError,
 };
 
@@ -49,7 +49,10 @@ async fn get(
             &component,
             job(&payload.to_string()),
             limits,
-            http,
+            Grants {
+                http,
+                ..Grants::default()
+            },
             CancellationToken::new(),
         )
         .await

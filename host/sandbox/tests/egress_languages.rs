@@ -16,7 +16,7 @@ use common::http_server::TestServer;
 use common::*;
 use sluice_sandbox::sluice_egress::{AllowList, Grant, NetworkPolicy};
 use sluice_sandbox::{
-    CancellationToken, Contract, EgressConfig, HttpGrant, RunReport, Sandbox, SandboxConfig,
+    CancellationToken, Contract, EgressConfig, Grants, HttpGrant, RunReport, Sandbox, SandboxConfig,
 };
 
 fn sandbox_opening(networks: &[&str]) -> Sandbox {
@@ -63,7 +63,10 @@ async fn get(
             &component,
             job(&payload.to_string()),
             &limits(),
-            http,
+            Grants {
+                http,
+                ..Grants::default()
+            },
             CancellationToken::new(),
         )
         .await

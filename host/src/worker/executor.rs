@@ -170,7 +170,7 @@ pub(super) async fn run_attempt(
                     &resolved.component,
                     input,
                     &resolved.limits,
-                    resolved.http.clone(),
+                    resolved.grants.clone(),
                     interrupt.token.clone(),
                 )
                 .await;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
 use chrono::{DateTime, Utc};
-use sluice_sandbox::{HttpGrant, Limits, Sandbox, TaskComponent};
+use sluice_sandbox::{Grants, HttpGrant, Limits, Sandbox, TaskComponent};
 use sluice_store::{Backoff, JobTypeRecord, Store, TenantLimits, TenantRecord};
 
 use crate::grants;
@@ -26,8 +26,8 @@ pub struct ResolvedType {
     pub component: TaskComponent,
     pub limits: Limits,
     pub backoff: Backoff,
-    /// Outbound HTTP the attempt may make; `None`: none.
-    pub http: Option<Arc<HttpGrant>>,
+    /// What the attempt may reach beyond its instance (outbound HTTP, ...).
+    pub grants: Grants,
 }
 
 /// Why a job type could not be resolved; decides whether the attempt is retried.
@@ -95,7 +95,7 @@ impl Registry {
             component,
             limits: capped(limits_for(&self.defaults, &record), &tenant.limits),
             backoff: record.backoff(Backoff::default()),
-            http,
+            grants: Grants { http },
         })
     }
 
