@@ -8,7 +8,8 @@
 //! under a 300 ms timeout fails with `timeout (300ms)` well within 600 ms: the epoch deadline
 //! interrupts an interpreter too. For the languages with an HTTP helper (Python, C),
 //! `http-get` granted a 127.0.0.1 origin gets its answer through `sluice worker`, and a
-//! request elsewhere is refused. Components are compiled when they are pushed (into a disk
+//! request elsewhere is refused. For Python, JavaScript and C, `fan-out` enqueues follow-up
+//! jobs that run after it, and an unknown job type ends it `dead` with none. Components are compiled when they are pushed (into a disk
 //! cache shared by these tests, keyed by sha256), never inside a job's timeout.
 
 mod support;
@@ -29,27 +30,33 @@ struct Lang {
     spins: bool,
     /// Whether it ships `http-get` (contract 0.2: outbound HTTP through the egress policy).
     http: bool,
+    /// Whether it ships `fan-out` (contract 0.2: follow-up jobs).
+    fans_out: bool,
 }
 
 const PYTHON: Lang = Lang {
     dir: "python",
     spins: true,
     http: true,
+    fans_out: true,
 };
 const JS: Lang = Lang {
     dir: "js",
     spins: true,
     http: false,
+    fans_out: true,
 };
 const C: Lang = Lang {
     dir: "c",
     spins: false,
     http: true,
+    fans_out: true,
 };
 const GO: Lang = Lang {
     dir: "go",
     spins: false,
     http: false,
+    fans_out: false,
 };
 
 #[sqlx::test(migrations = false)]
@@ -224,6 +231,45 @@ async fn contract(pool: &PgPool, lang: &Lang) {
     if lang.http {
         http_get_reaches_a_granted_server(&sluice, dir);
     }
+    if lang.fans_out {
+        fan_out_enqueues_follow_up_jobs(&sluice, dir);
+    }
+}
+
+/// fan-out enqueues two echo jobs that run after it (children of the completed job), and
+/// one asking for an unknown type ends `dead` at once, naming the refusal, with none.
+fn fan_out_enqueues_follow_up_jobs(sluice: &Sluice, dir: &str) {
+    define(sluice, dir, "fan-out", &["--max-attempts", "2"]);
+    let fanned = enqueue(sluice, "fan-out", r#"{"type":"echo","count":2}"#);
+    let unknown = enqueue(sluice, "fan-out", r#"{"type":"no-such-type","count":1}"#);
+    let summary = sluice.json(&["worker", "--drain"]);
+    assert_eq!(summary["completed"], 3, "{dir} fan-out: {summary}");
+    let shown = sluice.json(&["jobs", "show", &fanned]);
+    assert_eq!(shown["job"]["state"], "completed", "{dir} fan-out: {shown}");
+    assert_eq!(shown["job"]["children_count"], 2, "{dir} fan-out: {shown}");
+    for (n, child) in shown["job"]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let child = sluice.json(&["jobs", "show", &child.to_string()]);
+        assert_eq!(child["job"]["state"], "completed", "{dir} child: {child}");
+        let payload: Value = serde_json::from_slice(&bytes(&child["job"]["output"])).unwrap();
+        assert_eq!(payload, serde_json::json!({"n": n, "attempt": 1}), "{dir}");
+    }
+    let shown = sluice.json(&["jobs", "show", &unknown]);
+    assert_eq!(shown["job"]["state"], "dead", "{dir} unknown type: {shown}");
+    assert_eq!(shown["job"]["attempt"], 1, "{dir} unknown type: {shown}");
+    assert_eq!(
+        shown["job"]["children_count"], 0,
+        "{dir} unknown type: {shown}"
+    );
+    let error = shown["job"]["last_error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("no-such-type"),
+        "{dir} unknown type: {error}"
+    );
 }
 
 /// http-get granted one 127.0.0.1 origin through `sluice worker`: a request there completes

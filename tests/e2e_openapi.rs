@@ -151,6 +151,7 @@ async fn seed(pool: &PgPool) -> String {
         Completion {
             output: br#"{"echo": true}"#.to_vec(),
             fuel_used: Some(42),
+            follow_ups: Vec::new(),
         },
     )
     .await;

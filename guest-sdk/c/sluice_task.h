@@ -497,4 +497,45 @@ static inline bool sluice_http_post(const char *url, const char *content_type, c
 }
 #endif /* WASI_HTTP_TYPES_METHOD_GET */
 
+#ifdef SLUICE_TASK_JOBS_ENQUEUE_ERROR_INVALID
+/*
+ * Follow-up jobs (contract 0.2): buffered by the host and inserted in the same transaction
+ * as this attempt's success, so they exist only if it completes (docs/task-authors.md).
+ *
+ *   sluice_enqueue_error_t err;
+ *   if (!sluice_enqueue("send-receipt", "{\"order\":42}", 12, NULL, &err))
+ *       return sluice_fatal("follow-up refused: %s", err.message);
+ *
+ * `options` NULL takes the defaults (medium priority, due now, the type's attempts, no
+ * key); else set the `is_some` fields of a zeroed sluice_task_jobs_enqueue_options_t.
+ * On refusal err.kind is SLUICE_TASK_JOBS_ENQUEUE_ERROR_UNKNOWN_JOB_TYPE, _INVALID or
+ * _LIMIT_EXCEEDED and err.message says why (truncated to fit).
+ */
+typedef struct sluice_enqueue_error_t {
+    uint8_t kind;
+    char message[512];
+} sluice_enqueue_error_t;
+
+static inline bool sluice_enqueue(const char *job_type, const void *payload, size_t payload_len,
+                                  const sluice_task_jobs_enqueue_options_t *options,
+                                  sluice_enqueue_error_t *err) {
+    task_string_t type = {(uint8_t *)job_type, strlen(job_type)};
+    task_list_u8_t body = {(uint8_t *)payload, payload_len};
+    sluice_task_jobs_enqueue_options_t defaults;
+    memset(&defaults, 0, sizeof defaults);
+    sluice_task_jobs_enqueue_error_t refused;
+    if (sluice_task_jobs_enqueue(&type, &body, options ? (sluice_task_jobs_enqueue_options_t *)options : &defaults,
+                                 &refused))
+        return true;
+    err->kind = refused.tag;
+    /* Every case carries one string. */
+    task_string_t *why = &refused.val.invalid;
+    size_t len = why->len < sizeof err->message - 1 ? why->len : sizeof err->message - 1;
+    memcpy(err->message, why->ptr, len);
+    err->message[len] = 0;
+    sluice_task_jobs_enqueue_error_free(&refused);
+    return false;
+}
+#endif /* SLUICE_TASK_JOBS_ENQUEUE_ERROR_INVALID */
+
 #endif /* SLUICE_TASK_H */

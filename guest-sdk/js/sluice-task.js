@@ -102,7 +102,8 @@ export function cancelled() {
   return hostCancelled();
 }
 
-function toBytes(value) {
+/** Output (or payload) bytes: Uint8Array as is, string as UTF-8, anything else as JSON. */
+export function toBytes(value) {
   if (value instanceof Uint8Array) return value;
   if (value instanceof ArrayBuffer) return new Uint8Array(value);
   if (typeof value === "string") return encodeUtf8(value);

@@ -32,6 +32,16 @@ outbound HTTP requests through the host's egress policy:
 A refused or failed request raises `HttpError` (a `Retry`), whose `code` is the
 `wasi:http` error-code name (`HTTP-request-denied`, `destination-IP-prohibited`,
 `connection-timeout`, ...).
+
+And enqueue follow-up jobs, which exist only if this attempt completes (they are inserted
+in the same transaction as its success; docs/task-authors.md):
+
+    from sluice_task import enqueue
+
+    enqueue("send-receipt", {"order": 42}, delay_ms=60_000)
+
+A refused follow-up raises `EnqueueError` (a `Fatal`), whose `kind` is
+`unknown-job-type`, `invalid` or `limit-exceeded`.
 """
 
 import json as _json
@@ -52,8 +62,13 @@ try:
     from wit_world.imports import types as _http
 except ImportError:  # built against sluice:task@0.1.0
     _outgoing = _streams = _http = None
+try:
+    from wit_world.imports import jobs as _jobs
+except ImportError:  # built against sluice:task@0.1.0
+    _jobs = None
 
 __all__ = [
+    "EnqueueError",
     "Fatal",
     "HttpError",
     "Job",
@@ -61,6 +76,7 @@ __all__ = [
     "Retry",
     "TaskError",
     "cancelled",
+    "enqueue",
     "http",
     "log",
     "task",
@@ -437,3 +453,58 @@ class _Http:
 
 
 http = _Http()
+
+
+# --- Follow-up jobs (contract 0.2) ----------------------------------------------------
+
+
+class EnqueueError(Fatal):
+    """A follow-up job the host refused; nothing was buffered. `kind` is `unknown-job-type`
+    (the tenant has no such type), `invalid` (an option or the payload; the message names
+    it) or `limit-exceeded` (this attempt's cap on follow-up jobs or their bytes).
+    Uncaught, it fails the attempt permanently: asking again would be refused again."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(f"follow-up job refused: {kind}: {message}")
+        self.kind = kind
+        self.detail = message
+
+
+_ENQUEUE_ERRORS = {
+    "EnqueueError_UnknownJobType": "unknown-job-type",
+    "EnqueueError_Invalid": "invalid",
+    "EnqueueError_LimitExceeded": "limit-exceeded",
+}
+
+
+def enqueue(
+    job_type: str,
+    payload: Output = None,
+    *,
+    priority: Optional[int] = None,
+    delay_ms: Optional[int] = None,
+    run_at_ms: Optional[int] = None,
+    max_attempts: Optional[int] = None,
+    idempotency_key: Optional[str] = None,
+) -> None:
+    """Buffer one follow-up job of `job_type`, inserted with this attempt's success.
+
+    `payload` as a task's output: dict/list -> JSON, str -> UTF-8, bytes as they are, None
+    -> `{}`. `priority` (low 0, medium 10 = the default, high 20, critical 30), `delay_ms`
+    or `run_at_ms` (milliseconds since the Unix epoch), `max_attempts` (default: the
+    type's), `idempotency_key` (per tenant, like any enqueue's).
+    """
+    if _jobs is None:
+        raise Fatal(
+            "follow-up jobs need contract 0.2: build against wit/v0.2 (docs/guests/python.md)"
+        )
+    body = b"{}" if payload is None else _to_bytes(payload)
+    options = _jobs.EnqueueOptions(
+        priority, delay_ms, run_at_ms, max_attempts, idempotency_key
+    )
+    try:
+        _jobs.enqueue(job_type, body, options)
+    except _Err as e:
+        error = e.value
+        kind = _ENQUEUE_ERRORS.get(type(error).__name__, type(error).__name__)
+        raise EnqueueError(kind, str(error.value)) from None

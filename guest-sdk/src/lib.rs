@@ -32,14 +32,16 @@
 //! crate's `README.md` for a project from scratch.
 //!
 //! Inside the sandbox a task can log ([`log`]), poll for cancellation ([`cancelled`]), read
-//! the clocks and get randomness, and send HTTP requests ([`http`]) to the destinations
-//! its job type is granted (contract `sluice:task@0.2.0`). The filesystem, environment,
+//! the clocks and get randomness, send HTTP requests ([`http`]) to the destinations its
+//! job type is granted, and enqueue follow-up jobs that exist only if the attempt
+//! completes ([`jobs`]) (both contract `sluice:task@0.2.0`). The filesystem, environment,
 //! arguments and sockets exist only as empty stubs; `println!`/`eprintln!` go to the
 //! attempt's log, truncated at a cap.
 
 mod error;
 pub mod http;
 mod job;
+pub mod jobs;
 pub mod log;
 
 #[doc(hidden)]

@@ -159,6 +159,8 @@ CREATE TABLE sluice.jobs (
     attempt_started_at timestamp with time zone,
     attempt_worker text,
     attempt_fuel bigint,
+    parent_id bigint,
+    parent_seq integer,
     CONSTRAINT jobs_attempt_fuel_nonnegative CHECK ((attempt_fuel >= 0)),
     CONSTRAINT jobs_attempt_on_row CHECK ((((attempt_id IS NULL) = (attempt_started_at IS NULL)) AND ((attempt_id IS NULL) = (attempt_worker IS NULL)) AND
 CASE state
@@ -173,6 +175,8 @@ END)),
     CONSTRAINT jobs_job_type_length CHECK (((char_length(job_type) >= 1) AND (char_length(job_type) <= 128))),
     CONSTRAINT jobs_lease_iff_running CHECK ((((state = 'running'::sluice.job_state) = (locked_by IS NOT NULL)) AND ((state = 'running'::sluice.job_state) = (locked_until IS NOT NULL)) AND ((state = 'running'::sluice.job_state) = (lease_token IS NOT NULL)) AND ((state <> 'running'::sluice.job_state) OR (attempt >= 1)))),
     CONSTRAINT jobs_max_attempts_positive CHECK ((max_attempts >= 1)),
+    CONSTRAINT jobs_parent_pair CHECK (((parent_id IS NULL) = (parent_seq IS NULL))),
+    CONSTRAINT jobs_parent_seq_nonnegative CHECK ((parent_seq >= 0)),
     CONSTRAINT jobs_pending_has_attempt_left CHECK (((state <> 'pending'::sluice.job_state) OR (attempt < max_attempts))),
     CONSTRAINT jobs_pkey PRIMARY KEY (id),
     CONSTRAINT jobs_run_at_range CHECK (((run_at >= '1970-01-01 00:00:00+00'::timestamp with time zone) AND (run_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)))
@@ -253,11 +257,15 @@ CREATE TABLE sluice.tenants (
     max_http_requests integer,
     max_http_request_bytes bigint,
     max_http_response_bytes bigint,
+    max_follow_ups integer,
+    max_follow_up_bytes bigint,
     CONSTRAINT tenants_egress_allow_size CHECK (((cardinality(egress_allow) <= 64) AND (array_position(egress_allow, NULL::text) IS NULL))),
     CONSTRAINT tenants_enqueue_burst_positive CHECK ((enqueue_burst > 0)),
     CONSTRAINT tenants_id_slug CHECK ((id ~ '^[a-z0-9][a-z0-9_-]{0,62}$'::text)),
     CONSTRAINT tenants_max_component_bytes_check CHECK ((max_component_bytes > 0)),
     CONSTRAINT tenants_max_enqueue_per_sec_positive CHECK ((max_enqueue_per_sec > (0)::double precision)),
+    CONSTRAINT tenants_max_follow_up_bytes_check CHECK ((max_follow_up_bytes > 0)),
+    CONSTRAINT tenants_max_follow_ups_check CHECK ((max_follow_ups >= 0)),
     CONSTRAINT tenants_max_fuel_check CHECK ((max_fuel > 0)),
     CONSTRAINT tenants_max_http_request_bytes_check CHECK ((max_http_request_bytes > 0)),
     CONSTRAINT tenants_max_http_requests_check CHECK ((max_http_requests >= 0)),
@@ -290,6 +298,7 @@ CREATE INDEX jobs_claim_idx ON sluice.jobs USING btree (priority DESC, run_at, i
 CREATE INDEX jobs_claim_tenant_idx ON sluice.jobs USING btree (tenant, priority DESC, run_at, id) WHERE (state = 'pending'::sluice.job_state);
 CREATE INDEX jobs_finished_idx ON sluice.jobs USING btree (state, finished_at) WHERE (state = ANY (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state]));
 CREATE UNIQUE INDEX jobs_idempotency_key_uidx ON sluice.jobs USING btree (tenant, idempotency_key) WHERE ((idempotency_key IS NOT NULL) AND ((key_scope = 'retained'::sluice.key_scope) OR (state = ANY (ARRAY['pending'::sluice.job_state, 'running'::sluice.job_state]))));
+CREATE UNIQUE INDEX jobs_parent_uidx ON sluice.jobs USING btree (parent_id, parent_seq) WHERE (parent_id IS NOT NULL);
 CREATE UNIQUE INDEX jobs_pkey ON sluice.jobs USING btree (id);
 CREATE INDEX jobs_running_idx ON sluice.jobs USING btree (tenant, locked_until) WHERE (state = 'running'::sluice.job_state);
 CREATE UNIQUE INDEX maintenance_runs_pkey ON sluice.maintenance_runs USING btree (task);
@@ -564,6 +573,16 @@ REVOKE EXECUTE ON FUNCTION sluice.enqueue(tenant text, job_type text, payload js
 
 CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint)
  RETURNS TABLE(problem text, problem_ord bigint, payload_size bigint, payload_limit bigint, ids bigint[], dup_ords bigint[], dup_holders bigint[])
+ LANGUAGE sql
+AS $function$
+    SELECT * FROM sluice.enqueue_jobs(p_tenant, p_job_type, p_payload, p_priority,
+                                      p_delay_us, p_at, p_max_attempts, p_idempotency_key,
+                                      p_key_scope, p_default_max_payload,
+                                      NULL::bigint[], NULL::integer[]);
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[])
+ RETURNS TABLE(problem text, problem_ord bigint, payload_size bigint, payload_limit bigint, ids bigint[], dup_ords bigint[], dup_holders bigint[])
  LANGUAGE plpgsql
 AS $function$
 BEGIN
@@ -606,16 +625,17 @@ BEGIN
         ),
         inserted AS (
             INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at,
-                                     max_attempts, key_scope)
+                                     max_attempts, key_scope, parent_id, parent_seq)
             SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
                    coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
                    coalesce(u.max_attempts, jt.max_attempts),
-                   coalesce(u.key_scope, 'retained')::sluice.key_scope
+                   coalesce(u.key_scope, 'retained')::sluice.key_scope, u.parent_id, u.parent_seq
             FROM (SELECT unnest(n.a) AS id, unnest(p_tenant) AS tenant,
                          unnest(p_job_type) AS job_type, unnest(p_payload) AS payload,
                          unnest(p_priority) AS priority, unnest(p_delay_us) AS delay_us,
                          unnest(p_at) AS at, unnest(p_max_attempts) AS max_attempts,
-                         unnest(p_key_scope) AS key_scope
+                         unnest(p_key_scope) AS key_scope,
+                         unnest(p_parent_id) AS parent_id, unnest(p_parent_seq) AS parent_seq
                   FROM new_ids n) u
             JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
         ),
@@ -676,17 +696,18 @@ BEGIN
         ),
         ins_plain AS (
             INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at,
-                                     max_attempts, key_scope)
+                                     max_attempts, key_scope, parent_id, parent_seq)
             SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
                    coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
                    coalesce(u.max_attempts, jt.max_attempts),
-                   coalesce(u.key_scope, 'retained')::sluice.key_scope
+                   coalesce(u.key_scope, 'retained')::sluice.key_scope, u.parent_id, u.parent_seq
             FROM (SELECT unnest(n.a) AS id, unnest(p_tenant) AS tenant,
                          unnest(p_job_type) AS job_type, unnest(p_payload) AS payload,
                          unnest(p_priority) AS priority, unnest(p_delay_us) AS delay_us,
                          unnest(p_at) AS at, unnest(p_max_attempts) AS max_attempts,
                          unnest(p_idempotency_key) AS idempotency_key,
-                         unnest(p_key_scope) AS key_scope
+                         unnest(p_key_scope) AS key_scope,
+                         unnest(p_parent_id) AS parent_id, unnest(p_parent_seq) AS parent_seq
                   FROM new_ids n) u
             JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
             WHERE u.idempotency_key IS NULL
@@ -700,17 +721,19 @@ BEGIN
         ),
         ins_keyed AS (
             INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at,
-                                     max_attempts, idempotency_key, key_scope)
+                                     max_attempts, idempotency_key, key_scope,
+                                     parent_id, parent_seq)
             SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
                    coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
                    coalesce(u.max_attempts, jt.max_attempts), u.idempotency_key,
-                   coalesce(u.key_scope, 'retained')::sluice.key_scope
+                   coalesce(u.key_scope, 'retained')::sluice.key_scope, u.parent_id, u.parent_seq
             FROM (SELECT unnest(n.a) AS id, unnest(p_tenant) AS tenant,
                          unnest(p_job_type) AS job_type, unnest(p_payload) AS payload,
                          unnest(p_priority) AS priority, unnest(p_delay_us) AS delay_us,
                          unnest(p_at) AS at, unnest(p_max_attempts) AS max_attempts,
                          unnest(p_idempotency_key) AS idempotency_key,
-                         unnest(p_key_scope) AS key_scope
+                         unnest(p_key_scope) AS key_scope,
+                         unnest(p_parent_id) AS parent_id, unnest(p_parent_seq) AS parent_seq
                   FROM new_ids n) u
             JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
             WHERE u.idempotency_key IS NOT NULL
@@ -763,5 +786,6 @@ $function$;
 -- Comments
 -- --------
 COMMENT ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text) IS 'Enqueue one Sluice job inside the caller''s transaction; returns the job id (the existing one for a duplicate idempotency key). See docs/enqueue-from-sql.md.';
-COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint) IS 'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys and one wake-up notice. Used by the Rust enqueue, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql.';
+COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint) IS 'sluice.enqueue_jobs(...) for jobs without a parent (the form of migration 0011). See migrations/0014_follow_up_jobs.sql.';
+COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[]) IS 'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys, parents and one wake-up notice. Used by the Rust enqueue, follow-up jobs, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql and 0014_follow_up_jobs.sql.';
 COMMENT ON VIEW sluice.job_attempts IS 'Every attempt of every job: the history table plus the attempt a running or completed job holds on its row.';

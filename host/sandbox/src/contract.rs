@@ -107,6 +107,7 @@ pub fn providing(import: &str) -> Option<Contract> {
     match path {
         "sluice:task/host" if version.starts_with("0.1.") => Some(Contract::V0_1),
         "sluice:task/host" if version.starts_with("0.2.") => Some(Contract::V0_2),
+        "sluice:task/jobs" if version.starts_with("0.2.") => Some(Contract::V0_2),
         _ if !version.starts_with("0.2.") => None,
         _ if WASI_INTERFACES.contains(&path) => Some(Contract::V0_1),
         _ if HTTP_INTERFACES.contains(&path) => Some(Contract::V0_2),
@@ -140,6 +141,8 @@ mod tests {
         );
         assert_eq!(providing("sluice:task/host@0.1.0"), Some(Contract::V0_1));
         assert_eq!(providing("sluice:task/host@0.2.0"), Some(Contract::V0_2));
+        assert_eq!(providing("sluice:task/jobs@0.2.0"), Some(Contract::V0_2));
+        assert_eq!(providing("sluice:task/jobs@0.1.0"), None);
         assert_eq!(providing("wasi:http/types@0.2.0"), Some(Contract::V0_2));
         assert_eq!(
             providing("wasi:http/outgoing-handler@0.2.12"),
@@ -148,7 +151,6 @@ mod tests {
         // Not (yet) provided by any contract this host implements.
         assert_eq!(providing("wasi:http/incoming-handler@0.2.0"), None);
         assert_eq!(providing("sluice:task/secrets@0.2.0"), None);
-        assert_eq!(providing("sluice:task/jobs@0.2.0"), None);
         assert_eq!(providing("sluice:task/host@0.3.0"), None);
         assert_eq!(providing("wasi:io/poll@0.3.0"), None);
         assert_eq!(providing("wasi:io/poll"), None);

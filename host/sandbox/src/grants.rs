@@ -9,10 +9,13 @@
 use std::sync::Arc;
 
 use crate::egress_hooks::HttpGrant;
+use crate::follow_ups::FollowUpGrant;
 
 /// Everything an attempt is granted beyond `sluice:task/host`; `Default` grants nothing.
 #[derive(Clone, Default)]
 pub struct Grants {
     /// Outbound HTTP through the egress policy (`None`: every request is denied).
     pub http: Option<Arc<HttpGrant>>,
+    /// Follow-up jobs, within caps (`None`: every `enqueue` is refused).
+    pub follow_ups: Option<Arc<FollowUpGrant>>,
 }

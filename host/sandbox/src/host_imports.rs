@@ -23,11 +23,13 @@ wasmtime::component::bindgen!({
 
 /// `sluice:task@0.2.0`. Only its imports are linked from here: its world's `run` export
 /// has exactly 0.1's type, so one [`TaskPre`] checks and calls both.
-mod v0_2 {
+pub(crate) mod v0_2 {
     wasmtime::component::bindgen!({
         path: "../../wit/v0.2",
         world: "task",
         require_store_data_send: true,
+        // The host's check of a follow-up job may read the database (follow_ups.rs).
+        imports: { "sluice:task/jobs.enqueue": async | trappable },
         with: {
             "wasi:http": wasmtime_wasi_http::p2::bindings::http,
             "wasi:io": wasmtime_wasi::p2::bindings::io,
@@ -41,6 +43,10 @@ pub(crate) fn add_to_linker(linker: &mut Linker<HostState>, max: Contract) -> wa
     Task::add_to_linker::<HostState, HasSelf<HostState>>(linker, |state| state)?;
     if max >= Contract::V0_2 {
         v0_2::sluice::task::host::add_to_linker::<HostState, HasSelf<HostState>>(
+            linker,
+            |state| state,
+        )?;
+        v0_2::sluice::task::jobs::add_to_linker::<HostState, HasSelf<HostState>>(
             linker,
             |state| state,
         )?;

@@ -13,7 +13,7 @@
 //! `config`, `engine` (Engine + epoch ticker), `guest_runtime`, `component` (cache,
 //! `TaskComponent`), `validate`, `run_signature`, `disk_cache`, `host_imports` (bindgen +
 //! `sluice:task/host` of each contract), `contract` (versions, found from imports),
-//! `grants` (what an attempt may reach), `egress_hooks` (wasi:http through the one egress
+//! `grants` (what an attempt may reach), `follow_ups` (`sluice:task/jobs`), `egress_hooks` (wasi:http through the one egress
 //! connector), `wasi_ctx` (denied WASI,
 //! capped pipe), `log_buffer`, `limiter`,
 //! `store` (per-attempt policy), `run` (attempt + outcome mapping), `guest_result` (the
@@ -29,6 +29,7 @@ mod disk_cache;
 mod egress_hooks;
 mod engine;
 mod error;
+mod follow_ups;
 mod grants;
 mod guest_result;
 mod guest_runtime;
@@ -49,6 +50,7 @@ pub use config::{EgressConfig, Limits, SandboxConfig};
 pub use contract::{Contract, UnknownContract};
 pub use egress_hooks::{HttpCall, HttpCalls, HttpGrant};
 pub use error::{SandboxError, ValidationError};
+pub use follow_ups::{CheckFuture, FollowUp, FollowUpCheck, FollowUpGrant, FollowUpRefusal};
 pub use grants::Grants;
 pub use outcome::{Failure, Outcome, RunReport};
 pub use run::JobInput;

@@ -7,6 +7,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::egress_hooks::HttpCalls;
+use crate::follow_ups::FollowUp;
 
 /// Everything the worker needs to record one attempt.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,6 +34,9 @@ pub struct RunReport {
     pub peak_memory_bytes: u64,
     /// The attempt's outbound HTTP requests (empty for tasks that make none).
     pub http: HttpCalls,
+    /// The follow-up jobs a completed attempt asked for, in order (empty for any other
+    /// ending: they are dropped with it).
+    pub follow_ups: Vec<FollowUp>,
 }
 
 /// How an attempt ended.

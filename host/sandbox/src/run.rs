@@ -14,6 +14,7 @@ use crate::component::TaskComponent;
 use crate::config::Limits;
 use crate::egress_hooks::HttpCalls;
 use crate::engine::COMPONENT_CAPS;
+use crate::follow_ups::FollowUpUnavailable;
 use crate::guest_result::{JobArg, Output, PassingJobIn, RunResult};
 use crate::host_imports::Job;
 use crate::outcome::{Failure, Outcome, RunReport};
@@ -203,6 +204,10 @@ fn classify_error(
     if let Some(exit) = e.downcast_ref::<wasmtime_wasi::I32Exit>() {
         return Failure::Trap(format!("guest called exit({})", exit.0));
     }
+    if let Some(unavailable) = e.downcast_ref::<FollowUpUnavailable>() {
+        // The host could not check a follow-up job: its trouble, not the guest's.
+        return Failure::Internal(unavailable.to_string());
+    }
     if instantiating {
         if e.downcast_ref::<PoolConcurrencyLimitError>().is_some() {
             // The host ran out of pool slots (it should not: `run` holds one per attempt).
@@ -268,6 +273,11 @@ fn report(
     let fuel_used = limits.store_fuel().saturating_sub(remaining);
     let state = store.data_mut();
     let logs = state.logs.snapshot();
+    // Follow-up jobs exist only if the attempt completes: any other ending drops them.
+    let follow_ups = match outcome {
+        Outcome::Completed { .. } => state.follow_ups.take(),
+        Outcome::Failed(_) => Vec::new(),
+    };
     RunReport {
         outcome,
         fuel_used,
@@ -279,6 +289,7 @@ fn report(
         guest_time,
         peak_memory_bytes: state.limiter.memory_bytes(),
         http: state.egress.calls(),
+        follow_ups,
     }
 }
 
@@ -300,6 +311,7 @@ pub(crate) fn failed_before_start(failure: Failure, elapsed: Duration) -> RunRep
         guest_time: Duration::ZERO,
         peak_memory_bytes: 0,
         http: HttpCalls::default(),
+        follow_ups: Vec::new(),
     }
 }
 

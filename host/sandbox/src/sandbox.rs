@@ -16,9 +16,9 @@ use sluice_egress::{Connector, ConnectorConfig};
 use crate::component::{CacheStats, ComponentCache, ComponentInfo, TaskComponent, sha256_hex};
 use crate::config::{Limits, SandboxConfig};
 use crate::disk_cache::DiskCache;
-use crate::grants::Grants;
 use crate::engine::{EpochTicker, build_engine, to_anyhow};
 use crate::error::{SandboxError, ValidationError};
+use crate::grants::Grants;
 use crate::guest_runtime::GuestRuntime;
 use crate::host_imports;
 use crate::outcome::{Failure, RunReport};
@@ -170,7 +170,7 @@ impl Sandbox {
         grants: Grants,
         cancel: CancellationToken,
     ) -> RunReport {
-        let Grants { http } = grants;
+        let Grants { http, follow_ups } = grants;
         let limits = limits.clamped_to(&self.inner.config);
         let waited = Instant::now();
         let slot = tokio::select! {
@@ -193,6 +193,7 @@ impl Sandbox {
         let reach = Reach {
             connector: http.as_ref().map(|_| self.inner.connector.clone()),
             http,
+            follow_ups,
         };
         let attempt = run::run_attempt(component.clone(), job, limits, reach, cancel, tick);
         let handle = self.inner.guests.spawn(async move {

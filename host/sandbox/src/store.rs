@@ -19,6 +19,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::config::Limits;
 use crate::egress_hooks::{EgressHooks, HttpGrant};
+use crate::follow_ups::{FollowUpBuffer, FollowUpGrant};
 use crate::limiter::{InstanceCaps, TaskLimiter};
 use crate::log_buffer::LogBuffer;
 use crate::wasi_ctx::denied_wasi_ctx;
@@ -57,6 +58,8 @@ pub(crate) struct HostState {
     table: ResourceTable,
     pub(crate) limiter: TaskLimiter,
     pub(crate) logs: LogBuffer,
+    /// The follow-up jobs the guest has asked for (kept only if it completes).
+    pub(crate) follow_ups: FollowUpBuffer,
     pub(crate) cancel: CancellationToken,
     deadline: Option<Instant>,
     /// Set by the epoch callback when it stops the guest.
@@ -88,6 +91,8 @@ impl WasiHttpView for HostState {
 pub(crate) struct Reach {
     pub connector: Option<Connector>,
     pub http: Option<Arc<HttpGrant>>,
+    /// What the attempt may enqueue (`None`: no follow-up jobs).
+    pub follow_ups: Option<Arc<FollowUpGrant>>,
 }
 
 /// A fresh store with every per-attempt limit applied. `deadline` is when the attempt's
@@ -108,6 +113,7 @@ pub(crate) fn new_store(
         table: ResourceTable::new(),
         limiter: TaskLimiter::new(limits.memory_bytes, limits.table_elements, caps),
         logs,
+        follow_ups: FollowUpBuffer::new(reach.follow_ups),
         cancel,
         deadline,
         interrupted: None,

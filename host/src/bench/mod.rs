@@ -36,7 +36,8 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 0)]
         prefetch: usize,
         /// The sample every job runs: `echo` completes, `fatal` fails permanently (each
-        /// job is dead after one attempt: the failure path, batched like completions).
+        /// job is dead after one attempt: the failure path, batched like completions),
+        /// `fan-out` enqueues one follow-up job and completes (children due in an hour).
         #[arg(long, value_enum, default_value_t = queue::DrainTask::Echo)]
         task: queue::DrainTask,
         /// Grant the job type outbound HTTP to this destination (repeatable): every
@@ -159,6 +160,11 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                     if task == queue::DrainTask::Fatal {
                         let fatal = read_sample(&args.samples, "fatal.wasm")?;
                         define_sample(&store, &sandbox, task.job_type(), &fatal).await?;
+                    }
+                    if task == queue::DrainTask::FanOut {
+                        let fan_out = read_sample(&args.samples, "fan_out.wasm")?;
+                        define_sample(&store, &sandbox, task.job_type(), &fan_out).await?;
+                        define_sample(&store, &sandbox, queue::FAN_OUT_CHILD, &echo).await?;
                     }
                     if !allow_http.is_empty() {
                         grant_http(&store, task.job_type(), &allow_http).await?;

@@ -17,20 +17,28 @@ fn echo_jobs(count: usize) -> Vec<NewJob> {
 fn jobs_of(task: DrainTask, count: usize) -> Vec<NewJob> {
     (0..count)
         .map(|i| {
-            NewJob::new(
-                BENCH_TENANT,
-                task.job_type(),
-                format!("{{\"n\":{i}}}").into_bytes(),
-            )
+            let payload = match task {
+                // One child each, due in an hour: the drain times the parents alone.
+                DrainTask::FanOut => {
+                    format!("{{\"type\":\"{FAN_OUT_CHILD}\",\"count\":1,\"delay_ms\":3600000}}")
+                }
+                _ => format!("{{\"n\":{i}}}"),
+            };
+            NewJob::new(BENCH_TENANT, task.job_type(), payload.into_bytes())
         })
         .collect()
 }
+
+/// The job type of the children `fan-out` jobs enqueue in a drain (an `echo`).
+pub const FAN_OUT_CHILD: &str = "child";
 
 /// The sample a drain's jobs run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum DrainTask {
     Echo,
     Fatal,
+    /// Each job enqueues one follow-up job (inserted with its completion).
+    FanOut,
 }
 
 impl DrainTask {
@@ -39,6 +47,7 @@ impl DrainTask {
         match self {
             DrainTask::Echo => "echo",
             DrainTask::Fatal => "fatal",
+            DrainTask::FanOut => "fan-out",
         }
     }
 }
@@ -97,6 +106,7 @@ pub async fn batch(store: &Store, size: usize, rounds: usize) -> anyhow::Result<
                     Completion {
                         output: job.payload.clone(),
                         fuel_used: None,
+                        follow_ups: Vec::new(),
                     },
                 )
             })
@@ -143,6 +153,7 @@ pub async fn drain(
     let started = Instant::now();
     let summary = worker::run(store.clone(), sandbox, config, CancellationToken::new()).await?;
     let seconds = started.elapsed().as_secs_f64();
+    // With `fan-out` this counts its children too (pending, due in an hour): `jobs`.
     let pending_after = store.count_pending(Some(BENCH_TENANT)).await?;
     let finished = summary.completed + summary.dead;
     Ok(json!({

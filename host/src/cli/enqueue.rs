@@ -91,6 +91,7 @@ pub async fn run(
             Scope::Retained => KeyScope::Retained,
             Scope::Unfinished => KeyScope::Unfinished,
         },
+        parent: None,
     };
     if let Some(path) = &args.bulk {
         return enqueue_bulk(store, printer, template, path).await;

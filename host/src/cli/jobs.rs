@@ -14,13 +14,16 @@ pub enum JobsCommand {
         state: Option<StateArg>,
         #[arg(long = "type")]
         job_type: Option<String>,
+        /// Only the follow-up jobs of this job (those its successful attempt enqueued).
+        #[arg(long)]
+        parent: Option<i64>,
         #[arg(long, default_value_t = 50)]
         limit: u32,
         /// Continue after this job id (the previous page's last id).
         #[arg(long)]
         after: Option<i64>,
     },
-    /// Show a job with every attempt.
+    /// Show a job with every attempt, its parent and its follow-up jobs.
     Show { id: i64 },
     /// Cancel a pending job, or interrupt a running one.
     Cancel { id: i64 },
@@ -77,6 +80,7 @@ pub async fn run(
         JobsCommand::List {
             state,
             job_type,
+            parent,
             limit,
             after,
         } => {
@@ -84,6 +88,7 @@ pub async fn run(
                 tenant: tenant.map(str::to_owned),
                 state: state.map(JobState::from),
                 job_type,
+                parent,
                 after,
                 limit,
             };
@@ -108,18 +113,25 @@ pub async fn run(
                 return Ok(());
             }
             let result = result_text(job.state, job.output.as_deref(), job.last_error.as_deref());
-            printer.value(
-                &job,
-                &[
-                    ("job", job.id.to_string()),
-                    ("type", job.job_type.clone()),
-                    ("state", job.state.to_string()),
-                    ("attempts", format!("{}/{}", job.attempt, job.max_attempts)),
-                    ("priority", job.priority.to_string()),
-                    ("run at", job.run_at.to_rfc3339()),
-                    ("result", result),
-                ],
-            );
+            let mut fields = vec![
+                ("job", job.id.to_string()),
+                ("type", job.job_type.clone()),
+                ("state", job.state.to_string()),
+                ("attempts", format!("{}/{}", job.attempt, job.max_attempts)),
+                ("priority", job.priority.to_string()),
+                ("run at", job.run_at.to_rfc3339()),
+                ("result", result),
+            ];
+            if let Some(parent) = job.parent_id {
+                fields.push(("parent", parent.to_string()));
+            }
+            if job.children_count > 0 {
+                fields.push((
+                    "children",
+                    children_text(job.id, &job.children, job.children_count),
+                ));
+            }
+            printer.value(&job, &fields);
             let rows: Vec<Vec<String>> = attempts
                 .iter()
                 .map(|a| {
@@ -171,6 +183,20 @@ pub async fn run(
 
 fn not_found(id: i64, tenant: &str) -> anyhow::Error {
     anyhow::anyhow!("job {id} not found for tenant `{tenant}`; `sluice jobs list` shows its jobs")
+}
+
+/// A job's follow-up jobs, for people: their ids, and how to list them all when there
+/// are more than the record carries.
+fn children_text(id: i64, shown: &[i64], count: i64) -> String {
+    let ids: Vec<String> = shown.iter().map(i64::to_string).collect();
+    if count as usize > shown.len() {
+        format!(
+            "{count}: {} … (all: sluice jobs list --parent {id})",
+            ids.join(", ")
+        )
+    } else {
+        format!("{count}: {}", ids.join(", "))
+    }
 }
 
 /// What a job produced, for people: its output (completed) or its last error.

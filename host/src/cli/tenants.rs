@@ -108,10 +108,16 @@ pub struct LimitsArgs {
     /// Cap on a job type's response body per outbound request.
     #[arg(long, value_parser = parse_size)]
     pub max_http_response_body: Option<u64>,
+    /// Follow-up jobs one attempt may enqueue (default 1000; 0: none).
+    #[arg(long)]
+    pub max_follow_ups: Option<u32>,
+    /// Payload bytes of one attempt's follow-up jobs together, e.g. `16MiB` (the default).
+    #[arg(long, value_parser = parse_size)]
+    pub max_follow_up_bytes: Option<u64>,
     /// Reset a limit to the host default (repeatable): payload, component, rate, burst,
     /// fuel, memory, timeout, output, log, http-requests, http-request-body,
-    /// http-response-body.
-    #[arg(long, value_parser = ["payload", "component", "rate", "burst", "fuel", "memory", "timeout", "output", "log", "http-requests", "http-request-body", "http-response-body"])]
+    /// http-response-body, follow-ups, follow-up-bytes.
+    #[arg(long, value_parser = ["payload", "component", "rate", "burst", "fuel", "memory", "timeout", "output", "log", "http-requests", "http-request-body", "http-response-body", "follow-ups", "follow-up-bytes"])]
     pub unset: Vec<String>,
 }
 
@@ -154,6 +160,8 @@ fn apply(mut limits: TenantLimits, args: &LimitsArgs) -> anyhow::Result<TenantLi
             "http-requests" => limits.max_http_requests = None,
             "http-request-body" => limits.max_http_request_bytes = None,
             "http-response-body" => limits.max_http_response_bytes = None,
+            "follow-ups" => limits.max_follow_ups = None,
+            "follow-up-bytes" => limits.max_follow_up_bytes = None,
             _ => limits.max_log_bytes = None,
         }
     }
@@ -194,6 +202,12 @@ fn apply(mut limits: TenantLimits, args: &LimitsArgs) -> anyhow::Result<TenantLi
     }
     if let Some(v) = args.max_http_response_body {
         limits.max_http_response_bytes = Some(to_i64("max-http-response-body", v)?);
+    }
+    if let Some(v) = args.max_follow_ups {
+        limits.max_follow_ups = Some(i32::try_from(v).context("--max-follow-ups is too large")?);
+    }
+    if let Some(v) = args.max_follow_up_bytes {
+        limits.max_follow_up_bytes = Some(to_i64("max-follow-up-bytes", v)?);
     }
     Ok(limits)
 }
@@ -243,6 +257,14 @@ fn limit_fields(t: &TenantRecord) -> Vec<(&'static str, String)> {
         (
             "max http response body",
             show_limit(l.max_http_response_bytes, size),
+        ),
+        (
+            "max follow-ups",
+            show_limit(l.max_follow_ups.map(i64::from), |v| v.to_string()),
+        ),
+        (
+            "max follow-up bytes",
+            show_limit(l.max_follow_up_bytes, size),
         ),
         (
             "egress bound",

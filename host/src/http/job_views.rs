@@ -149,6 +149,7 @@ impl EnqueueRequest {
             max_attempts: self.max_attempts,
             idempotency_key: self.idempotency_key,
             key_scope: self.key_scope.unwrap_or_default(),
+            parent: None,
         })
     }
 }
@@ -197,6 +198,16 @@ pub struct JobView {
     pub updated_at: DateTime<Utc>,
     #[schema(required = true)]
     pub finished_at: Option<DateTime<Utc>>,
+    /// The job whose successful attempt enqueued this one (a follow-up job); null if none.
+    #[schema(required = true, minimum = 1)]
+    pub parent_id: Option<i64>,
+    /// Its follow-up jobs, in the order its attempt asked for them: the first 100 ids
+    /// (`GET /v1/jobs?parent=ID` lists them all).
+    #[schema(max_items = 100)]
+    pub children: Vec<i64>,
+    /// How many follow-up jobs it has.
+    #[schema(minimum = 0)]
+    pub children_count: i64,
 }
 
 impl From<JobRecord> for JobView {
@@ -219,6 +230,9 @@ impl From<JobRecord> for JobView {
             created_at: j.created_at,
             updated_at: j.updated_at,
             finished_at: j.finished_at,
+            parent_id: j.parent_id,
+            children: j.children,
+            children_count: j.children_count,
         }
     }
 }
@@ -254,6 +268,9 @@ pub struct JobListItem {
     pub created_at: DateTime<Utc>,
     #[schema(required = true)]
     pub finished_at: Option<DateTime<Utc>>,
+    /// The job that enqueued this one as a follow-up; null if none.
+    #[schema(required = true, minimum = 1)]
+    pub parent_id: Option<i64>,
 }
 
 impl From<JobSummary> for JobListItem {
@@ -272,6 +289,7 @@ impl From<JobSummary> for JobListItem {
             output_size: j.output_size,
             created_at: j.created_at,
             finished_at: j.finished_at,
+            parent_id: j.parent_id,
         }
     }
 }
@@ -296,6 +314,8 @@ pub struct ListParams {
     /// Only jobs of this type.
     #[serde(rename = "type")]
     pub job_type: Option<String>,
+    /// Only the follow-up jobs of this job.
+    pub parent: Option<i64>,
     /// `next_cursor` of the previous page (opaque; anything else is a 400).
     pub cursor: Option<String>,
     /// Jobs per page, 1 to 1000 (default 100).

@@ -169,6 +169,7 @@ pub async fn list_jobs(
             tenant: Some(caller.tenant.clone()),
             state: job_state,
             job_type: params.job_type,
+            parent: params.parent,
             after,
             limit,
         })

@@ -15,7 +15,9 @@
 
 use std::time::Duration;
 
-use sluice_store::{AttemptOutcome, Completion, FailResult, Failure, Lease, Store, StoreError};
+use sluice_store::{
+    AttemptOutcome, Backoff, Completion, FailResult, Failure, Lease, Store, StoreError,
+};
 use tokio::sync::{mpsc, oneshot};
 use tracing::warn;
 
@@ -29,8 +31,9 @@ pub type Recorded = Option<AttemptOutcome>;
 /// The write that ends a held job's attempt (decided by `executor::transition`).
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Transition {
-    /// running → completed.
-    Complete(Completion),
+    /// running → completed, with its follow-up jobs. The backoff is for the one case a
+    /// completion becomes a failure: its follow-ups were refused when inserted.
+    Complete(Completion, Backoff),
     /// running → pending (retry), dead or cancelled: the store decides.
     Fail(Failure),
     /// running → pending without using the attempt, or cancelled if a cancel is pending.
@@ -84,10 +87,30 @@ impl Completer {
     /// (logged) if nothing could be written.
     pub(super) async fn record(&self, lease: Lease, transition: Transition) -> Recorded {
         let written = match transition {
-            Transition::Complete(done) => self
-                .batched(|reply| Pending::Complete(lease, done, reply))
-                .await
-                .map(|()| AttemptOutcome::Completed),
+            Transition::Complete(done, backoff) => {
+                let fuel_used = done.fuel_used;
+                match self
+                    .batched(|reply| Pending::Complete(lease, done, reply))
+                    .await
+                {
+                    Ok(()) => Ok(AttemptOutcome::Completed),
+                    // Its follow-ups could not be inserted (their type was deleted since
+                    // the guest asked): nothing was written, the job is still running
+                    // under this lease, and the attempt fails instead.
+                    Err(Unwritten::Refused(StoreError::FollowUpRefused { message, .. })) => {
+                        let failure = Failure {
+                            error: format!("follow-up jobs refused: {message}"),
+                            fatal: false,
+                            backoff,
+                            fuel_used,
+                        };
+                        self.batched(|reply| Pending::Fail(lease, failure, reply))
+                            .await
+                            .map(FailResult::outcome)
+                    }
+                    Err(unwritten) => Err(unwritten),
+                }
+            }
             Transition::Fail(failure) => self
                 .batched(|reply| Pending::Fail(lease, failure, reply))
                 .await

@@ -9,12 +9,13 @@
 use std::sync::{Arc, Mutex};
 
 use sluice_sandbox::{Failure as SandboxFailure, JobInput, Outcome, RunReport};
-use sluice_store::{Backoff, ClaimedJob, Completion, Failure, Lease};
+use sluice_store::{Backoff, ClaimedJob, Completion, Failure, Lease, NewJob};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info, info_span, warn};
 
 use super::completer::{Completer, Recorded, Transition};
+use super::follow_ups::to_new_job;
 use super::registry::{Registry, ResolveError};
 use crate::metrics::Metrics;
 
@@ -79,16 +80,34 @@ impl Drop for Executing {
     }
 }
 
-/// The queue transition for what the sandbox reported, given why (if at all) the attempt
-/// was interrupted; `None`: record nothing (the lease was lost). Pure.
+/// The queue transition for what the sandbox reported (with the follow-up jobs a
+/// completed attempt asked for, as the store takes them), given why (if at all) the
+/// attempt was interrupted; `None`: record nothing (the lease was lost). Pure.
 pub(super) fn transition(
     outcome: Outcome,
+    follow_ups: Result<Vec<NewJob>, String>,
     fuel_used: Option<i64>,
     stop: Option<StopReason>,
     backoff: Backoff,
 ) -> Option<Transition> {
     Some(match outcome {
-        Outcome::Completed { output } => Transition::Complete(Completion { output, fuel_used }),
+        Outcome::Completed { output } => match follow_ups {
+            Ok(follow_ups) => Transition::Complete(
+                Completion {
+                    output,
+                    fuel_used,
+                    follow_ups,
+                },
+                backoff,
+            ),
+            // Checked when the guest asked, so only a host bug gets here.
+            Err(why) => Transition::Fail(Failure {
+                error: format!("follow-up jobs refused: {why}"),
+                fatal: false,
+                backoff,
+                fuel_used,
+            }),
+        },
         Outcome::Failed(SandboxFailure::Cancelled) => match stop {
             Some(StopReason::Shutdown) => Transition::Release("host shutting down"),
             Some(StopReason::LeaseLost) => return None,
@@ -181,11 +200,22 @@ pub(super) async fn run_attempt(
                 outcome,
                 logs,
                 logs_truncated,
+                follow_ups,
                 ..
             } = report;
+            let follow_ups = follow_ups
+                .into_iter()
+                .map(|asked| to_new_job(&tenant, asked))
+                .collect();
             // The common case (completed, no guest output) logs nothing: no span for it.
             let quiet = logs.is_empty() && matches!(outcome, Outcome::Completed { .. });
-            let next = transition(outcome, fuel_used, interrupt.reason(), resolved.backoff);
+            let next = transition(
+                outcome,
+                follow_ups,
+                fuel_used,
+                interrupt.reason(),
+                resolved.backoff,
+            );
             let recording = async {
                 log_guest_output(&logs, logs_truncated);
                 record(&completer, lease, next).await
@@ -267,11 +297,15 @@ mod tests {
                 output: b"ok".to_vec(),
             };
             assert_eq!(
-                transition(done, Some(42), stop, backoff()),
-                Some(Transition::Complete(Completion {
-                    output: b"ok".to_vec(),
-                    fuel_used: Some(42)
-                }))
+                transition(done, Ok(Vec::new()), Some(42), stop, backoff()),
+                Some(Transition::Complete(
+                    Completion {
+                        output: b"ok".to_vec(),
+                        fuel_used: Some(42),
+                        follow_ups: Vec::new(),
+                    },
+                    backoff()
+                ))
             );
         }
     }
@@ -280,20 +314,38 @@ mod tests {
     fn an_interrupted_run_is_released_on_shutdown_cancelled_on_cancel_and_dropped_on_a_lost_lease()
     {
         assert_eq!(
-            transition(cancelled(), None, Some(StopReason::Shutdown), backoff()),
+            transition(
+                cancelled(),
+                Ok(Vec::new()),
+                None,
+                Some(StopReason::Shutdown),
+                backoff()
+            ),
             Some(Transition::Release("host shutting down"))
         );
         assert_eq!(
-            transition(cancelled(), None, Some(StopReason::Cancelled), backoff()),
+            transition(
+                cancelled(),
+                Ok(Vec::new()),
+                None,
+                Some(StopReason::Cancelled),
+                backoff()
+            ),
             Some(Transition::Cancel("cancelled"))
         );
         assert_eq!(
-            transition(cancelled(), None, Some(StopReason::LeaseLost), backoff()),
+            transition(
+                cancelled(),
+                Ok(Vec::new()),
+                None,
+                Some(StopReason::LeaseLost),
+                backoff()
+            ),
             None
         );
         // Interrupted with no reason recorded: only a cancel interrupts that way.
         assert_eq!(
-            transition(cancelled(), None, None, backoff()),
+            transition(cancelled(), Ok(Vec::new()), None, None, backoff()),
             Some(Transition::Cancel("cancelled"))
         );
     }
@@ -301,7 +353,9 @@ mod tests {
     #[test]
     fn a_failed_run_fails_with_its_reason_fatality_backoff_and_fuel() {
         let trap = Outcome::Failed(SandboxFailure::Trap("unreachable".into()));
-        let Some(Transition::Fail(failure)) = transition(trap, Some(7), None, backoff()) else {
+        let Some(Transition::Fail(failure)) =
+            transition(trap, Ok(Vec::new()), Some(7), None, backoff())
+        else {
             panic!("a trap is a failure");
         };
         assert!(failure.error.contains("unreachable"), "{}", failure.error);
@@ -310,7 +364,9 @@ mod tests {
         assert!(!failure.fatal, "a trap may be retried");
 
         let guest = Outcome::Failed(SandboxFailure::GuestFatal("bad input".into()));
-        let Some(Transition::Fail(failure)) = transition(guest, None, None, backoff()) else {
+        let Some(Transition::Fail(failure)) =
+            transition(guest, Ok(Vec::new()), None, None, backoff())
+        else {
             panic!("a guest error is a failure");
         };
         assert!(failure.fatal, "a guest's fatal error is fatal");

@@ -14,6 +14,7 @@ mod completer;
 mod config;
 mod executor;
 mod fair_queue;
+mod follow_ups;
 mod leases;
 mod plan;
 mod producer;

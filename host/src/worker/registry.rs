@@ -12,9 +12,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
 use chrono::{DateTime, Utc};
-use sluice_sandbox::{Grants, HttpGrant, Limits, Sandbox, TaskComponent};
+use sluice_sandbox::{Contract, Grants, HttpGrant, Limits, Sandbox, TaskComponent};
 use sluice_store::{Backoff, JobTypeRecord, Store, TenantLimits, TenantRecord};
 
+use super::follow_ups;
 use crate::grants;
 
 /// How long a job type record is trusted before it is read again.
@@ -83,7 +84,7 @@ impl Registry {
 
     /// Resolve a job type to a ready-to-instantiate component and its limits.
     pub async fn resolve(
-        &self,
+        self: &Arc<Self>,
         tenant: &str,
         job_type: &str,
     ) -> Result<ResolvedType, ResolveError> {
@@ -91,15 +92,23 @@ impl Registry {
         let tenant = self.tenant(tenant).await?;
         let component = self.component(record.component_id).await?;
         let http = self.grant(&record, &tenant);
+        // Only 0.2 components can import `sluice:task/jobs`.
+        let follow_ups = (component.contract() >= Contract::V0_2)
+            .then(|| follow_ups::grant(self, &tenant, self.store.default_max_payload_bytes()));
         Ok(ResolvedType {
             component,
             limits: capped(limits_for(&self.defaults, &record), &tenant.limits),
             backoff: record.backoff(Backoff::default()),
-            grants: Grants { http },
+            grants: Grants { http, follow_ups },
         })
     }
 
-    async fn job_type(&self, tenant: &str, job_type: &str) -> Result<JobTypeRecord, ResolveError> {
+    /// The tenant's job type (cached for a few seconds, like every record here).
+    pub(super) async fn job_type(
+        &self,
+        tenant: &str,
+        job_type: &str,
+    ) -> Result<JobTypeRecord, ResolveError> {
         let key = (tenant.to_owned(), job_type.to_owned());
         if let Some((at, record)) = self.types.lock().expect("registry lock").get(&key)
             && at.elapsed() < JOB_TYPE_TTL

@@ -43,7 +43,17 @@ pub struct JobRecord {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub finished_at: Option<DateTime<Utc>>,
+    /// The job whose successful attempt made this one (a follow-up job), if any.
+    pub parent_id: Option<i64>,
+    /// Its follow-up jobs, in the order its attempt asked for them: the first
+    /// [`MAX_CHILDREN_SHOWN`] ids (`children_count` has them all).
+    pub children: Vec<i64>,
+    pub children_count: i64,
 }
+
+/// How many child ids a [`JobRecord`] carries (list the rest with
+/// [`JobFilter::parent`]).
+pub const MAX_CHILDREN_SHOWN: usize = 100;
 
 /// A job as listed: everything but the payload and output bytes (their sizes instead).
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
@@ -69,6 +79,7 @@ pub struct JobSummary {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub finished_at: Option<DateTime<Utc>>,
+    pub parent_id: Option<i64>,
 }
 
 /// Which jobs to list, newest first. For the next page pass the last id as `after`.
@@ -77,6 +88,8 @@ pub struct JobFilter {
     pub tenant: Option<String>,
     pub state: Option<JobState>,
     pub job_type: Option<String>,
+    /// Only the follow-up jobs of this job.
+    pub parent: Option<i64>,
     /// Keyset cursor: only jobs with `id < after`.
     pub after: Option<i64>,
     /// 1..=1000.
@@ -89,6 +102,7 @@ impl Default for JobFilter {
             tenant: None,
             state: None,
             job_type: None,
+            parent: None,
             after: None,
             limit: 100,
         }
@@ -258,6 +272,9 @@ impl Store {
         }
         if let Some(job_type) = &filter.job_type {
             q.push(" AND job_type = ").push_bind(job_type);
+        }
+        if let Some(parent) = filter.parent {
+            q.push(" AND parent_id = ").push_bind(parent);
         }
         if let Some(after) = filter.after {
             q.push(" AND id < ").push_bind(after);

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
 
 use crate::job_types::validate_job_type_name;
 use crate::types::KeyScope;
@@ -45,6 +46,17 @@ pub struct NewJob {
     /// A duplicate key (per tenant) returns the existing job and creates nothing.
     pub idempotency_key: Option<String>,
     pub key_scope: KeyScope,
+    /// The job whose successful attempt made this one (follow-up jobs only; set by
+    /// [`Store::complete_many`], which derives it from the lease).
+    pub parent: Option<Parent>,
+}
+
+/// Where a follow-up job came from: its parent job and its place (0, 1, ...) among the
+/// jobs the parent's successful attempt asked for. Unique per job (`jobs_parent_uidx`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Parent {
+    pub id: i64,
+    pub seq: i32,
 }
 
 impl NewJob {
@@ -63,6 +75,7 @@ impl NewJob {
             max_attempts: None,
             idempotency_key: None,
             key_scope: KeyScope::Retained,
+            parent: None,
         }
     }
 
@@ -123,8 +136,16 @@ struct EnqueueRow {
     dup_holders: Option<Vec<Option<i64>>>,
 }
 
-/// Checks what can be checked without the database. Malformed tenant ids cannot exist,
-/// so they are reported as unknown tenants.
+impl NewJob {
+    /// Checks what can be checked without the database (names, priority range, attempts,
+    /// key length, due time). Malformed tenant ids cannot exist, so they are reported as
+    /// unknown tenants. Every enqueue runs it; a follow-up job is checked when the guest
+    /// asks for it too.
+    pub fn validate(&self) -> Result<(), StoreError> {
+        validate(self)
+    }
+}
+
 fn validate(job: &NewJob) -> Result<(), StoreError> {
     tenants::validate_tenant_id(&job.tenant)
         .map_err(|_| StoreError::UnknownTenant(job.tenant.clone()))?;
@@ -180,6 +201,17 @@ impl Store {
     /// Repeats of one (tenant, key) inside the batch resolve to the first one's job.
     #[tracing::instrument(name = "store.enqueue", level = "debug", skip_all, fields(jobs = jobs.len()))]
     pub async fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<Enqueued>, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        self.enqueue_many_on(&mut conn, jobs).await
+    }
+
+    /// [`Store::enqueue_many`] on `conn`, inside whatever transaction it is in (the
+    /// follow-up jobs of a completion are inserted in the completion's).
+    pub(crate) async fn enqueue_many_on(
+        &self,
+        conn: &mut PgConnection,
+        jobs: &[NewJob],
+    ) -> Result<Vec<Enqueued>, StoreError> {
         for job in jobs {
             validate(job)?;
         }
@@ -209,7 +241,7 @@ impl Store {
                     key: job.idempotency_key.clone().unwrap_or_default(),
                 });
             }
-            let row = self.enqueue_round(jobs, &todo).await?;
+            let row = self.enqueue_round(&mut *conn, jobs, &todo).await?;
             if let Some(problem) = row.problem {
                 let job = &jobs[todo[(row.problem_ord.unwrap_or(1) - 1) as usize]];
                 return Err(match problem.as_str() {
@@ -270,6 +302,7 @@ impl Store {
     /// One execution of the batch statement for the rows `idx` of `jobs`.
     async fn enqueue_round(
         &self,
+        conn: &mut PgConnection,
         jobs: &[NewJob],
         idx: &[usize],
     ) -> Result<EnqueueRow, StoreError> {
@@ -311,6 +344,12 @@ impl Store {
         let scope: Option<Vec<&str>> = rows()
             .any(|j| j.key_scope != KeyScope::Retained)
             .then(|| rows().map(|j| j.key_scope.as_str()).collect());
+        let parent_id: Option<Vec<Option<i64>>> = rows()
+            .any(|j| j.parent.is_some())
+            .then(|| rows().map(|j| j.parent.map(|p| p.id)).collect());
+        let parent_seq: Option<Vec<Option<i32>>> = parent_id
+            .as_ref()
+            .map(|_| rows().map(|j| j.parent.map(|p| p.seq)).collect());
         let row: EnqueueRow = sqlx::query_as(ENQUEUE_JOBS)
             .bind(tenant)
             .bind(job_type)
@@ -322,7 +361,9 @@ impl Store {
             .bind(key)
             .bind(scope)
             .bind(self.default_max_payload_bytes)
-            .fetch_one(&self.pool)
+            .bind(parent_id)
+            .bind(parent_seq)
+            .fetch_one(conn)
             .await?;
         Ok(row)
     }

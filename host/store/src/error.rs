@@ -52,6 +52,13 @@ pub enum StoreError {
     )]
     LeaseLost { job_id: i64 },
 
+    /// A completion's follow-up jobs could not be inserted (their job type was deleted
+    /// since the guest asked, or a payload no longer fits the tenant's limit): nothing of
+    /// that attempt was written, and the job is still `running` under its lease, for the
+    /// caller to record the attempt as failed instead.
+    #[error("job {job_id}: follow-up jobs refused: {message}")]
+    FollowUpRefused { job_id: i64, message: String },
+
     /// An idempotency key kept changing hands while enqueueing (it was freed and taken
     /// again between retries many times). Retry the enqueue later.
     #[error(

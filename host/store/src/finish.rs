@@ -17,16 +17,21 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
+use crate::enqueue::NewJob;
 use crate::listen::JOBS_CHANNEL;
 use crate::time_range::MAX_DELAY;
 use crate::types::{AttemptOutcome, JobState, Lease};
 use crate::{Store, StoreError, micros, text};
 
 /// A successful attempt.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Completion {
     pub output: Vec<u8>,
     pub fuel_used: Option<i64>,
+    /// Jobs the attempt asked for (follow-up jobs, in the order asked), inserted in the
+    /// completion's transaction: they exist if and only if the completion is written.
+    /// Each one's tenant must be the completed job's; its `parent` is set by the store.
+    pub follow_ups: Vec<NewJob>,
 }
 
 /// Retry delay policy: `min(cap, base * 2^(attempt-1)) * (1 ± jitter * random())`,
@@ -104,7 +109,7 @@ impl FailResult {
 }
 
 /// running → completed for a batch, by primary key (see the file's header).
-const COMPLETE_MANY: &str = include_str!("../sql/finish/complete_many.sql");
+pub(crate) const COMPLETE_MANY: &str = include_str!("../sql/finish/complete_many.sql");
 
 /// running → pending | dead | cancelled for a batch; archives each attempt.
 const FAIL_MANY: &str = include_str!("../sql/finish/fail_many.sql");
@@ -117,7 +122,10 @@ const MARK_CANCELLED: &str = include_str!("../sql/finish/mark_cancelled.sql");
 
 /// One result per input id, in input order: what the statement applied to it, or
 /// `LeaseLost` if it matched nothing (its lease was stale).
-fn in_input_order<T: Copy>(ids: Vec<i64>, applied: HashMap<i64, T>) -> Vec<Result<T, StoreError>> {
+pub(crate) fn in_input_order<T: Copy>(
+    ids: Vec<i64>,
+    applied: HashMap<i64, T>,
+) -> Vec<Result<T, StoreError>> {
     ids.into_iter()
         .map(|job_id| {
             applied
@@ -144,13 +152,53 @@ fn validate_backoff(b: &Backoff) -> Result<(i64, i64, f64), StoreError> {
     ))
 }
 
-fn validate_fuel(fuel_used: Option<i64>) -> Result<(), StoreError> {
+pub(crate) fn validate_fuel(fuel_used: Option<i64>) -> Result<(), StoreError> {
     match fuel_used {
         Some(f) if f < 0 => Err(StoreError::InvalidInput {
             field: "fuel_used",
             message: format!("{f} is negative"),
         }),
         _ => Ok(()),
+    }
+}
+
+/// The arrays `complete_many.sql` binds, one element per outcome.
+pub(crate) struct CompleteColumns<'a> {
+    pub(crate) ids: Vec<i64>,
+    tokens: Vec<uuid::Uuid>,
+    outputs: Vec<&'a [u8]>,
+    fuel: Vec<Option<i64>>,
+}
+
+impl<'a> CompleteColumns<'a> {
+    pub(crate) fn of(
+        outcomes: impl ExactSizeIterator<Item = &'a (Lease, Completion)>,
+    ) -> Result<Self, StoreError> {
+        let mut columns = CompleteColumns {
+            ids: Vec::with_capacity(outcomes.len()),
+            tokens: Vec::with_capacity(outcomes.len()),
+            outputs: Vec::with_capacity(outcomes.len()),
+            fuel: Vec::with_capacity(outcomes.len()),
+        };
+        for (lease, done) in outcomes {
+            validate_fuel(done.fuel_used)?;
+            columns.ids.push(lease.job_id);
+            columns.tokens.push(lease.token);
+            columns.outputs.push(done.output.as_slice());
+            columns.fuel.push(done.fuel_used);
+        }
+        Ok(columns)
+    }
+
+    /// The statement, bound; it returns the ids it applied to.
+    pub(crate) fn query(
+        &self,
+    ) -> sqlx::query::QueryScalar<'_, sqlx::Postgres, i64, sqlx::postgres::PgArguments> {
+        sqlx::query_scalar(COMPLETE_MANY)
+            .bind(&self.ids)
+            .bind(&self.tokens)
+            .bind(&self.outputs)
+            .bind(&self.fuel)
     }
 }
 
@@ -164,32 +212,21 @@ impl Store {
 
     /// `complete` for many jobs in one statement. The result has one entry per input, in
     /// order: `Ok` if applied, `Err(LeaseLost)` if that lease was stale (the others are
-    /// applied regardless).
+    /// applied regardless). A batch with follow-up jobs is written in one transaction
+    /// with them (`follow_ups.rs`); an entry whose follow-ups were refused is
+    /// `Err(FollowUpRefused)` and left running.
     #[tracing::instrument(name = "store.complete_many", level = "debug", skip_all, fields(count = outcomes.len()))]
     pub async fn complete_many(
         &self,
         outcomes: &[(Lease, Completion)],
     ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        let mut ids = Vec::with_capacity(outcomes.len());
-        let mut tokens = Vec::with_capacity(outcomes.len());
-        let mut outputs = Vec::with_capacity(outcomes.len());
-        let mut fuel = Vec::with_capacity(outcomes.len());
-        for (lease, done) in outcomes {
-            validate_fuel(done.fuel_used)?;
-            ids.push(lease.job_id);
-            tokens.push(lease.token);
-            outputs.push(done.output.as_slice());
-            fuel.push(done.fuel_used);
+        if outcomes.iter().any(|(_, done)| !done.follow_ups.is_empty()) {
+            return self.complete_with_follow_ups(outcomes).await;
         }
-        let applied: Vec<i64> = sqlx::query_scalar(COMPLETE_MANY)
-            .bind(&ids)
-            .bind(&tokens)
-            .bind(&outputs)
-            .bind(&fuel)
-            .fetch_all(&self.pool)
-            .await?;
+        let columns = CompleteColumns::of(outcomes.iter())?;
+        let applied: Vec<i64> = columns.query().fetch_all(&self.pool).await?;
         let applied = applied.into_iter().map(|id| (id, ())).collect();
-        Ok(in_input_order(ids, applied))
+        Ok(in_input_order(columns.ids, applied))
     }
 
     /// running → pending (retry after backoff), dead (fatal or out of attempts) or

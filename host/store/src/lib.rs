@@ -22,6 +22,7 @@ mod enqueue;
 mod error;
 mod fairness;
 mod finish;
+mod follow_ups;
 mod job_types;
 mod lease;
 mod listen;
@@ -45,9 +46,11 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 /// How long connecting to the database may take before it is reported as failed.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub use admin::{AttemptRecord, CancelResult, JobFilter, JobRecord, JobSummary};
+pub use admin::{
+    AttemptRecord, CancelResult, JobFilter, JobRecord, JobSummary, MAX_CHILDREN_SHOWN,
+};
 pub use components::{ComponentRecord, NewComponent};
-pub use enqueue::{Enqueued, NewJob, RunAt};
+pub use enqueue::{Enqueued, NewJob, Parent, RunAt};
 pub use error::StoreError;
 pub use finish::{Backoff, Completion, FailResult, Failure};
 pub use job_types::{HttpSpec, JobTypeRecord, JobTypeSpec, MAX_ALLOW_ENTRIES};
@@ -127,6 +130,11 @@ impl Store {
             pool,
             default_max_payload_bytes: DEFAULT_MAX_PAYLOAD_BYTES,
         }
+    }
+
+    /// The payload limit of tenants without `max_payload_bytes`.
+    pub fn default_max_payload_bytes(&self) -> i64 {
+        self.default_max_payload_bytes
     }
 
     /// Sets the payload limit used for tenants without their own `max_payload_bytes`.

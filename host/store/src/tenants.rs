@@ -48,19 +48,30 @@ pub struct TenantLimits {
     pub max_http_request_bytes: Option<i64>,
     /// Response body bytes per outbound request.
     pub max_http_response_bytes: Option<i64>,
+    /// Follow-up jobs one attempt may enqueue.
+    pub max_follow_ups: Option<i32>,
+    /// Payload bytes of one attempt's follow-up jobs together.
+    pub max_follow_up_bytes: Option<i64>,
 }
 
 impl TenantLimits {
     fn validate(&self) -> Result<(), StoreError> {
-        if let Some(n) = self.max_http_requests
-            && n < 0
-        {
-            return Err(StoreError::InvalidInput {
-                field: "max_http_requests",
-                message: format!("{n} is negative; use 0 for none, or None for the host default"),
-            });
+        for (field, value) in [
+            ("max_http_requests", self.max_http_requests),
+            ("max_follow_ups", self.max_follow_ups),
+        ] {
+            if let Some(n) = value
+                && n < 0
+            {
+                return Err(StoreError::InvalidInput {
+                    field,
+                    message: format!(
+                        "{n} is negative; use 0 for none, or None for the host default"
+                    ),
+                });
+            }
         }
-        let fields: [(&'static str, Option<i64>); 9] = [
+        let fields: [(&'static str, Option<i64>); 10] = [
             ("max_payload_bytes", self.max_payload_bytes.map(i64::from)),
             ("max_component_bytes", self.max_component_bytes),
             ("max_timeout_ms", self.max_timeout_ms),
@@ -70,6 +81,7 @@ impl TenantLimits {
             ("max_log_bytes", self.max_log_bytes),
             ("max_http_request_bytes", self.max_http_request_bytes),
             ("max_http_response_bytes", self.max_http_response_bytes),
+            ("max_follow_up_bytes", self.max_follow_up_bytes),
         ];
         for (field, value) in fields {
             if let Some(v) = value
@@ -260,6 +272,8 @@ impl Store {
             .bind(limits.max_http_requests)
             .bind(limits.max_http_request_bytes)
             .bind(limits.max_http_response_bytes)
+            .bind(limits.max_follow_ups)
+            .bind(limits.max_follow_up_bytes)
             .fetch_optional(&self.pool)
             .await?
             .ok_or_else(|| StoreError::UnknownTenant(id.to_owned()))

@@ -14,6 +14,7 @@ fn done(output: &str) -> Completion {
     Completion {
         output: output.as_bytes().to_vec(),
         fuel_used: Some(7),
+        follow_ups: Vec::new(),
     }
 }
 

@@ -97,6 +97,7 @@ async fn a_capped_tenant_never_runs_more_than_its_cap(pool: PgPool) {
             &Completion {
                 output: Vec::new(),
                 fuel_used: None,
+                follow_ups: Vec::new(),
             },
         )
         .await
@@ -144,6 +145,7 @@ async fn the_cap_holds_across_concurrent_claimers(_: PgPoolOptions, opts: PgConn
                     &Completion {
                         output: Vec::new(),
                         fuel_used: None,
+                        follow_ups: Vec::new(),
                     },
                 )
                 .await

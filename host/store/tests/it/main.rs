@@ -10,6 +10,7 @@ mod components;
 mod edges;
 mod enqueue;
 mod fairness;
+mod follow_ups;
 mod idempotency;
 mod lease;
 mod listen;

@@ -127,6 +127,7 @@ async fn stale_lease_holder_cannot_change_anything(pool: PgPool) {
                 &Completion {
                     output: b"stale".to_vec(),
                     fuel_used: None,
+                    follow_ups: Vec::new(),
                 },
             )
             .await,
@@ -161,6 +162,7 @@ async fn stale_lease_holder_cannot_change_anything(pool: PgPool) {
             &Completion {
                 output: b"ok".to_vec(),
                 fuel_used: None,
+                follow_ups: Vec::new(),
             },
         )
         .await

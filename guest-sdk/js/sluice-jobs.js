@@ -1,0 +1,54 @@
+// Follow-up jobs from a JavaScript task (contract 0.2): buffered by the host and inserted
+// in the same transaction as this attempt's success, so they exist only if it completes
+// (docs/task-authors.md).
+//
+//   import { task } from "./sluice-task.js";
+//   import { enqueue } from "./sluice-jobs.js";
+//
+//   export const run = task((job) => {
+//     enqueue("send-receipt", { order: 42 }, { delayMs: 60000 });
+//     return "charged";
+//   });
+//
+// Build against the world `task-jobs` of guest-sdk/js/wit (`componentize-qjs --wit
+// guest-sdk/js/wit --world task-jobs --sync ...`): it imports `sluice:task/jobs@0.2.0`
+// beside the 0.1 host interface sluice-task.js uses. A refusal throws EnqueueError (a
+// Fatal) whose `kind` is `unknown-job-type`, `invalid` or `limit-exceeded`.
+
+import { enqueue as hostEnqueue } from "sluice:task/jobs@0.2.0";
+import { Fatal, toBytes } from "./sluice-task.js";
+
+/** A follow-up job the host refused; nothing was buffered. */
+export class EnqueueError extends Fatal {
+  constructor(kind, detail) {
+    super(`follow-up job refused: ${kind}: ${detail}`);
+    this.name = "EnqueueError";
+    this.kind = kind;
+    this.detail = detail;
+  }
+}
+
+const big = (value) => (value === undefined || value === null ? null : BigInt(value));
+const opt = (value) => (value === undefined ? null : value);
+
+/**
+ * Buffer one follow-up job of `jobType`. `payload` as a task's output (object -> JSON,
+ * string -> UTF-8, Uint8Array as is; undefined -> `{}`). `options`: `priority` (low 0,
+ * medium 10 = the default, high 20, critical 30), `delayMs` or `runAtMs` (milliseconds
+ * since the Unix epoch), `maxAttempts` (default: the type's), `idempotencyKey`.
+ */
+export function enqueue(jobType, payload, options = {}) {
+  const body = payload === undefined ? toBytes({}) : toBytes(payload);
+  try {
+    hostEnqueue(jobType, body, {
+      priority: opt(options.priority),
+      delayMs: big(options.delayMs),
+      runAtMs: big(options.runAtMs),
+      maxAttempts: opt(options.maxAttempts),
+      idempotencyKey: opt(options.idempotencyKey),
+    });
+  } catch (e) {
+    if (e && typeof e.tag === "string") throw new EnqueueError(e.tag, String(e.val));
+    throw e;
+  }
+}

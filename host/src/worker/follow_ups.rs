@@ -1,0 +1,106 @@
+//! Follow-up jobs on the worker's side: the grant each attempt of a 0.2 component gets
+//! (the tenant's caps, or the defaults), the check made when the guest calls
+//! `jobs.enqueue` (the options and payload as any enqueue checks them, and that the
+//! tenant has the job type, through the registry's cache), and the conversion of what
+//! the guest asked for into the store's [`NewJob`], which the completion inserts.
+//!
+//! Must not: insert jobs (the completion does, in the store, atomically with the
+//! attempt's success) or let a follow-up name another tenant (the tenant is always the
+//! attempt's own, never the guest's to choose).
+
+use std::sync::Arc;
+
+use chrono::DateTime;
+use sluice_sandbox::{CheckFuture, FollowUp, FollowUpCheck, FollowUpGrant, FollowUpRefusal};
+use sluice_store::{KeyScope, NewJob, RunAt, TenantRecord, priority};
+
+use super::registry::{Registry, ResolveError};
+
+/// Follow-up jobs one attempt may enqueue when its tenant sets no cap.
+pub const DEFAULT_MAX_FOLLOW_UPS: u32 = 1000;
+
+/// Their payload bytes together when its tenant sets no cap (16 MiB).
+pub const DEFAULT_MAX_FOLLOW_UP_BYTES: u64 = 16 << 20;
+
+/// The grant for one attempt of a job of `tenant`. `default_payload` is the host's
+/// payload limit for tenants without `max_payload_bytes`.
+pub(super) fn grant(
+    registry: &Arc<Registry>,
+    tenant: &TenantRecord,
+    default_payload: i64,
+) -> Arc<FollowUpGrant> {
+    let limits = &tenant.limits;
+    Arc::new(FollowUpGrant {
+        max_count: limits
+            .max_follow_ups
+            .map_or(DEFAULT_MAX_FOLLOW_UPS, |n| n.max(0) as u32),
+        max_bytes: limits
+            .max_follow_up_bytes
+            .map_or(DEFAULT_MAX_FOLLOW_UP_BYTES, |n| n.max(0) as u64),
+        check: Arc::new(TenantJobTypes {
+            registry: registry.clone(),
+            tenant: tenant.id.clone(),
+            max_payload: limits.max_payload_bytes.map_or(default_payload, i64::from),
+        }),
+    })
+}
+
+/// The job the guest asked for, as the store takes it: the attempt's tenant, and the
+/// same defaults as any enqueue (medium priority, due now, the type's attempts).
+pub(super) fn to_new_job(tenant: &str, follow_up: FollowUp) -> Result<NewJob, String> {
+    let run_at = match (follow_up.delay, follow_up.run_at_ms) {
+        (Some(delay), _) => RunAt::Delay(delay),
+        (None, Some(ms)) => RunAt::At(DateTime::from_timestamp_millis(ms).ok_or_else(|| {
+            format!("invalid run-at-ms: {ms} ms since the Unix epoch is not an instant")
+        })?),
+        (None, None) => RunAt::Now,
+    };
+    let max_attempts = follow_up
+        .max_attempts
+        .map(|n| i32::try_from(n).map_err(|_| format!("invalid max-attempts: {n} is too large")))
+        .transpose()?;
+    let mut job = NewJob::new(tenant, follow_up.job_type, follow_up.payload)
+        .with_priority(follow_up.priority.map_or(priority::MEDIUM, i32::from))
+        .with_run_at(run_at);
+    job.max_attempts = max_attempts;
+    if let Some(key) = follow_up.idempotency_key {
+        job = job.with_idempotency_key(key, KeyScope::Retained);
+    }
+    job.validate().map_err(|e| e.to_string())?;
+    Ok(job)
+}
+
+/// The check of one attempt's follow-ups: they belong to `tenant`.
+struct TenantJobTypes {
+    registry: Arc<Registry>,
+    tenant: String,
+    max_payload: i64,
+}
+
+impl FollowUpCheck for TenantJobTypes {
+    fn check<'a>(&'a self, follow_up: &'a FollowUp) -> CheckFuture<'a> {
+        Box::pin(async move {
+            let size = follow_up.payload.len() as i64;
+            if size > self.max_payload {
+                return Err(FollowUpRefusal::Invalid(format!(
+                    "payload is {size} bytes, over the tenant's limit of {} bytes",
+                    self.max_payload
+                )));
+            }
+            to_new_job(&self.tenant, follow_up.clone()).map_err(FollowUpRefusal::Invalid)?;
+            match self
+                .registry
+                .job_type(&self.tenant, &follow_up.job_type)
+                .await
+            {
+                Ok(_) => Ok(()),
+                Err(ResolveError::Permanent(_) | ResolveError::NotHere(_)) => {
+                    Err(FollowUpRefusal::UnknownJobType(follow_up.job_type.clone()))
+                }
+                Err(ResolveError::Infrastructure(error)) => {
+                    Err(FollowUpRefusal::Unavailable(format!("{error:#}")))
+                }
+            }
+        })
+    }
+}

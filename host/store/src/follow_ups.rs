@@ -1,0 +1,124 @@
+//! Completions that carry follow-up jobs: the jobs a successful attempt asked for
+//! (`sluice:task/jobs.enqueue`) are inserted in the same transaction as the fenced
+//! completion, so they exist if and only if the completion was written.
+//!
+//! Owns: that transaction, each child's parent (the completed job and the child's
+//! place among its siblings, unique per `jobs_parent_uidx`), and what happens when a
+//! child cannot be inserted (its type was deleted since the guest asked, its payload no
+//! longer fits): that parent's completion is not written (`FollowUpRefused`, the job
+//! stays running for the caller to fail the attempt) and the rest of the batch is
+//! written without it. Must not: write a child for a parent whose lease did not hold
+//! (a stale or replayed completion matches no row, so it creates nothing), or insert
+//! jobs any other way than `enqueue_many_on` (the one INSERT, `sluice.enqueue_jobs`).
+
+use std::collections::{HashMap, HashSet};
+
+use crate::enqueue::{NewJob, Parent};
+use crate::finish::{CompleteColumns, Completion};
+use crate::types::Lease;
+use crate::{Store, StoreError};
+
+impl Store {
+    /// `complete_many` for a batch where some completion has follow-up jobs.
+    pub(crate) async fn complete_with_follow_ups(
+        &self,
+        outcomes: &[(Lease, Completion)],
+    ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        let mut refused: HashMap<i64, String> = HashMap::new();
+        for (lease, done) in outcomes {
+            for (seq, child) in done.follow_ups.iter().enumerate() {
+                if let Err(error) = child.validate() {
+                    refused.insert(lease.job_id, format!("follow-up job {seq}: {error}"));
+                    break;
+                }
+            }
+        }
+        let mut applied = HashSet::new();
+        loop {
+            let live: Vec<&(Lease, Completion)> = outcomes
+                .iter()
+                .filter(|(lease, _)| !refused.contains_key(&lease.job_id))
+                .collect();
+            if live.is_empty() {
+                break;
+            }
+            let columns = CompleteColumns::of(live.iter().copied())?;
+            let mut tx = self.pool.begin().await?;
+            let written: HashSet<i64> = columns
+                .query()
+                .fetch_all(&mut *tx)
+                .await?
+                .into_iter()
+                .collect();
+            let children = children_of(&live, &written);
+            match self.enqueue_many_on(&mut tx, &children).await {
+                Ok(_) => {
+                    tx.commit().await?;
+                    applied = written;
+                    break;
+                }
+                Err(error) => {
+                    tx.rollback().await?;
+                    let culprits = culprits(&live, &error);
+                    if culprits.is_empty() {
+                        return Err(error);
+                    }
+                    for job_id in culprits {
+                        refused.insert(job_id, error.to_string());
+                    }
+                }
+            }
+        }
+        Ok(outcomes
+            .iter()
+            .map(|(lease, _)| {
+                let job_id = lease.job_id;
+                if let Some(message) = refused.get(&job_id) {
+                    Err(StoreError::FollowUpRefused {
+                        job_id,
+                        message: message.clone(),
+                    })
+                } else if applied.contains(&job_id) {
+                    Ok(())
+                } else {
+                    Err(StoreError::LeaseLost { job_id })
+                }
+            })
+            .collect())
+    }
+}
+
+/// The follow-up jobs of the completions that were written, each with its parent.
+fn children_of(live: &[&(Lease, Completion)], written: &HashSet<i64>) -> Vec<NewJob> {
+    let mut children = Vec::new();
+    for (lease, done) in live {
+        if !written.contains(&lease.job_id) {
+            continue;
+        }
+        for (seq, child) in done.follow_ups.iter().enumerate() {
+            let mut child = child.clone();
+            child.parent = Some(Parent {
+                id: lease.job_id,
+                seq: i32::try_from(seq).unwrap_or(i32::MAX),
+            });
+            children.push(child);
+        }
+    }
+    children
+}
+
+/// The parents whose follow-ups caused `error` (none: the error is not about them).
+fn culprits(live: &[&(Lease, Completion)], error: &StoreError) -> Vec<i64> {
+    let caused = |child: &NewJob| match error {
+        StoreError::UnknownJobType { tenant, job_type } => {
+            child.tenant == *tenant && child.job_type == *job_type
+        }
+        StoreError::UnknownTenant(tenant) => child.tenant == *tenant,
+        StoreError::PayloadTooLarge { limit, .. } => child.payload.len() as i64 > *limit,
+        _ => false,
+    };
+    live.iter()
+        .filter(|(_, done)| done.follow_ups.iter().any(caused))
+        .map(|(lease, _)| lease.job_id)
+        .collect()
+}

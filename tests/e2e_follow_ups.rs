@@ -1,0 +1,218 @@
+//! Follow-up jobs end to end through the real `sluice` binary: the `fan-out` sample
+//! enqueues children from inside its attempt (`sluice:task/jobs.enqueue`); they exist
+//! only if the attempt completes, are listed with their parent (`jobs show`, `jobs list
+//! --parent`), wake the worker like any enqueue, and stay within the tenant's caps; an
+//! unknown job type is the guest's error and inserts nothing; one job fans out 10,000.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sqlx::PgPool;
+use support::worker_process::WorkerProcess;
+use support::{Sluice, wait_for};
+
+fn enqueue(sluice: &Sluice, job_type: &str, payload: Value, extra: &[&str]) -> String {
+    let mut args = vec!["enqueue", job_type, "--payload"];
+    let payload = payload.to_string();
+    args.push(&payload);
+    args.extend_from_slice(extra);
+    sluice.json(&args)["id"].as_i64().unwrap().to_string()
+}
+
+fn show(sluice: &Sluice, id: &str) -> Value {
+    sluice.json(&["jobs", "show", id])["job"].clone()
+}
+
+fn output(job: &Value) -> Value {
+    let bytes: Vec<u8> = serde_json::from_value(job["output"].clone()).unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+async fn finished(sluice: &Sluice, id: &str) -> Value {
+    wait_for(
+        &format!("job {id} to finish"),
+        Duration::from_secs(60),
+        || async {
+            let job = show(sluice, id);
+            matches!(job["state"].as_str(), Some("completed" | "dead")).then_some(job)
+        },
+    )
+    .await
+}
+
+fn children(sluice: &Sluice, parent: &str) -> Vec<Value> {
+    sluice
+        .json(&["jobs", "list", "--parent", parent])
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[sqlx::test(migrations = false)]
+async fn follow_up_jobs_exist_only_when_their_parent_completes(pool: PgPool) {
+    let sluice = Sluice::migrated(&pool);
+    sluice.define(
+        "fan",
+        "fan-out",
+        &["--max-attempts", "2", "--backoff-base", "10ms"],
+    );
+    sluice.define("echo", "echo", &[]);
+    sluice.ok(&["tenants", "limits", "default", "--max-follow-ups", "3"]);
+    let _worker = WorkerProcess::spawn(&sluice, "w1", &[]);
+
+    // Completed: three children, in order, each run by the same worker (they woke it).
+    let parent = enqueue(&sluice, "fan", json!({"type": "echo", "count": 3}), &[]);
+    let job = finished(&sluice, &parent).await;
+    assert_eq!(job["state"], "completed", "{job}");
+    assert_eq!(output(&job), json!({"enqueued": 3, "refused": null}));
+    assert_eq!(job["children_count"], 3, "{job}");
+    let kids: Vec<String> = job["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| id.to_string())
+        .collect();
+    for (n, kid) in kids.iter().enumerate() {
+        let child = finished(&sluice, kid).await;
+        assert_eq!(child["state"], "completed", "{child}");
+        assert_eq!(child["parent_id"].to_string(), parent);
+        assert_eq!(output(&child), json!({"n": n, "attempt": 1}));
+    }
+    let listed = children(&sluice, &parent);
+    assert_eq!(listed.len(), 3);
+    let text = sluice.ok(&["jobs", "show", &parent]);
+    assert!(
+        text.contains(&format!("children  3: {}", kids.join(", "))),
+        "{text}"
+    );
+    let text = sluice.ok(&["jobs", "show", &kids[0]]);
+    assert!(text.contains(&format!("parent    {parent}")), "{text}");
+
+    // An attempt that enqueues and then fails leaves none, however it ends.
+    for then in ["retry", "fatal"] {
+        let id = enqueue(
+            &sluice,
+            "fan",
+            json!({"type": "echo", "count": 2, "then": then}),
+            &[],
+        );
+        let job = finished(&sluice, &id).await;
+        assert_eq!(job["state"], "dead", "{job}");
+        assert_eq!(job["children_count"], 0, "{job}");
+        assert!(children(&sluice, &id).is_empty());
+    }
+    // A retried attempt asks again: only the successful attempt's children exist.
+    let id = enqueue(
+        &sluice,
+        "fan",
+        json!({"type": "echo", "count": 2, "retry_first": true}),
+        &[],
+    );
+    let job = finished(&sluice, &id).await;
+    assert_eq!(
+        (job["state"].as_str(), job["attempt"].as_i64()),
+        (Some("completed"), Some(2))
+    );
+    let kids = children(&sluice, &id);
+    assert_eq!(kids.len(), 2, "{kids:?}");
+    for kid in &kids {
+        let child = finished(&sluice, &kid["id"].to_string()).await;
+        assert_eq!(output(&child)["attempt"], 2, "{child}");
+    }
+
+    // An unknown type is the guest's error, and nothing is inserted: reported by a
+    // guest that keeps going, fatal through `?` for one that does not.
+    let id = enqueue(
+        &sluice,
+        "fan",
+        json!({"type": "no-such-type", "count": 1, "keep_going": true}),
+        &[],
+    );
+    let job = finished(&sluice, &id).await;
+    assert_eq!(job["state"], "completed", "{job}");
+    let refused = output(&job)["refused"].as_str().unwrap().to_owned();
+    assert!(
+        refused.contains("unknown job type `no-such-type`"),
+        "{refused}"
+    );
+    assert!(children(&sluice, &id).is_empty());
+    let id = enqueue(
+        &sluice,
+        "fan",
+        json!({"type": "no-such-type", "count": 1}),
+        &[],
+    );
+    let job = finished(&sluice, &id).await;
+    assert_eq!(
+        (job["state"].as_str(), job["attempt"].as_i64()),
+        (Some("dead"), Some(1))
+    );
+    assert!(
+        job["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown job type"),
+        "{job}"
+    );
+
+    // Past the tenant's cap, enqueue is refused: the first three exist.
+    let id = enqueue(
+        &sluice,
+        "fan",
+        json!({"type": "echo", "count": 5, "keep_going": true, "delay_ms": 3_600_000}),
+        &[],
+    );
+    let job = finished(&sluice, &id).await;
+    let out = output(&job);
+    assert_eq!(out["enqueued"], 3, "{out}");
+    assert!(
+        out["refused"].as_str().unwrap().contains("max_follow_ups"),
+        "{out}"
+    );
+    let kids = children(&sluice, &id);
+    assert_eq!(kids.len(), 3);
+    assert!(
+        kids.iter().all(|k| k["state"] == "pending"),
+        "delayed: {kids:?}"
+    );
+    // An invalid option is refused the same way, naming it.
+    let id = enqueue(
+        &sluice,
+        "fan",
+        json!({"type": "echo", "count": 1, "keep_going": true, "max_attempts": 0}),
+        &[],
+    );
+    let job = finished(&sluice, &id).await;
+    let refused = output(&job)["refused"].as_str().unwrap().to_owned();
+    assert!(refused.contains("max_attempts"), "{refused}");
+}
+
+#[sqlx::test(migrations = false)]
+async fn one_job_fans_out_ten_thousand_children(pool: PgPool) {
+    let sluice = Sluice::migrated(&pool);
+    sluice.define("fan", "fan-out", &[]);
+    sluice.define("later", "echo", &[]);
+    sluice.ok(&["tenants", "limits", "default", "--max-follow-ups", "10000"]);
+    let _worker = WorkerProcess::spawn(&sluice, "w1", &[]);
+    let parent = enqueue(
+        &sluice,
+        "fan",
+        json!({"type": "later", "count": 10_000, "delay_ms": 3_600_000}),
+        &[],
+    );
+    let job = finished(&sluice, &parent).await;
+    assert_eq!(job["state"], "completed", "{job}");
+    assert_eq!(output(&job)["enqueued"], 10_000);
+    assert_eq!(job["children_count"], 10_000);
+    let (pending, distinct_seq): (i64, i64) = sqlx::query_as(
+        "SELECT count(*), count(DISTINCT parent_seq) FROM sluice.jobs
+         WHERE parent_id = $1 AND state = 'pending' AND job_type = 'later'",
+    )
+    .bind(parent.parse::<i64>().unwrap())
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!((pending, distinct_seq), (10_000, 10_000));
+}
