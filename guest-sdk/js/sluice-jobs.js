@@ -48,7 +48,11 @@ export function enqueue(jobType, payload, options = {}) {
       idempotencyKey: opt(options.idempotencyKey),
     });
   } catch (e) {
-    if (e && typeof e.tag === "string") throw new EnqueueError(e.tag, String(e.val));
+    // componentize-qjs throws the WIT error as an Error whose `payload` is the variant.
+    const refused = e && e.payload !== undefined ? e.payload : e;
+    if (refused && typeof refused.tag === "string") {
+      throw new EnqueueError(refused.tag, String(refused.val));
+    }
     throw e;
   }
 }

@@ -68,14 +68,15 @@ typedef struct {
 
 // Optional settings of a follow-up job; `none` takes the host's default.
 typedef struct sluice_task_jobs_enqueue_options_t {
-  // Higher runs first (low 0, medium 10, high 20, critical 30); default 0.
+  // Higher runs first (low 0, medium 10, high 20, critical 30); default medium,
+  // as for any enqueue.
   task_option_s16_t   priority;
   // Due this many milliseconds after the parent's completion is recorded.
   task_option_u64_t   delay_ms;
   // Due at this instant, in milliseconds since the Unix epoch (UTC). At most one
   // of `delay-ms` and `run-at-ms`.
   task_option_s64_t   run_at_ms;
-  // Attempts before the job is dead; default 3.
+  // Attempts before the job is dead; default: the job type's.
   task_option_u32_t   max_attempts;
   // Unique per tenant while the job exists, like any enqueue's key: a second job
   // with the same key is not created.
