@@ -247,6 +247,7 @@ mod tests {
             http_connect_timeout_ms: Some(1500),
             http_first_byte_timeout_ms: None,
             http_between_bytes_timeout_ms: None,
+            secrets: Vec::new(),
             created_at: Utc::now(),
             updated_at: Utc::now(),
         }
