@@ -33,7 +33,8 @@
 //!
 //! Inside the sandbox a task can log ([`log`]), poll for cancellation ([`cancelled`]), read
 //! the clocks and get randomness, and send HTTP requests ([`http`]) to the destinations
-//! its job type is granted (contract `sluice:task@0.2.0`). The filesystem, environment,
+//! its job type is granted and read the tenant's secrets it is granted ([`secrets`])
+//! (contract `sluice:task@0.2.0`). The filesystem, environment,
 //! arguments and sockets exist only as empty stubs; `println!`/`eprintln!` go to the
 //! attempt's log, truncated at a cap.
 
@@ -41,6 +42,7 @@ mod error;
 pub mod http;
 mod job;
 pub mod log;
+pub mod secrets;
 
 #[doc(hidden)]
 pub mod bindings;

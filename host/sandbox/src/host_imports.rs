@@ -3,7 +3,8 @@
 //! interface of both (`log` into the attempt's capped log, `cancelled` from the attempt's
 //! token), and the one function that fills a [`Linker`] with everything a task of each
 //! contract the host runs may import: that interface, the denied-by-default WASI of
-//! `wasi_ctx.rs`, and from 0.2 `wasi:http` (sent through `egress_hooks.rs`).
+//! `wasi_ctx.rs`, and from 0.2 `wasi:http` (sent through `egress_hooks.rs`) and
+//! `sluice:task/secrets` (`secrets_import.rs`).
 //!
 //! Must not grant capabilities beyond the WIT contracts. Host functions never trap on
 //! guest input: logs past the cap are dropped, never an error. (wasmtime itself refuses a
@@ -23,7 +24,7 @@ wasmtime::component::bindgen!({
 
 /// `sluice:task@0.2.0`. Only its imports are linked from here: its world's `run` export
 /// has exactly 0.1's type, so one [`TaskPre`] checks and calls both.
-mod v0_2 {
+pub(crate) mod v0_2 {
     wasmtime::component::bindgen!({
         path: "../../wit/v0.2",
         world: "task",
@@ -41,6 +42,10 @@ pub(crate) fn add_to_linker(linker: &mut Linker<HostState>, max: Contract) -> wa
     Task::add_to_linker::<HostState, HasSelf<HostState>>(linker, |state| state)?;
     if max >= Contract::V0_2 {
         v0_2::sluice::task::host::add_to_linker::<HostState, HasSelf<HostState>>(
+            linker,
+            |state| state,
+        )?;
+        v0_2::sluice::task::secrets::add_to_linker::<HostState, HasSelf<HostState>>(
             linker,
             |state| state,
         )?;

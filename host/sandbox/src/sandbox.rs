@@ -170,7 +170,7 @@ impl Sandbox {
         grants: Grants,
         cancel: CancellationToken,
     ) -> RunReport {
-        let Grants { http } = grants;
+        let Grants { http, secrets } = grants;
         let limits = limits.clamped_to(&self.inner.config);
         let waited = Instant::now();
         let slot = tokio::select! {
@@ -193,6 +193,7 @@ impl Sandbox {
         let reach = Reach {
             connector: http.as_ref().map(|_| self.inner.connector.clone()),
             http,
+            secrets,
         };
         let attempt = run::run_attempt(component.clone(), job, limits, reach, cancel, tick);
         let handle = self.inner.guests.spawn(async move {
