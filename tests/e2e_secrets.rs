@@ -267,7 +267,9 @@ async fn a_secret_reaches_its_server_as_a_bearer_token_and_is_masked_everywhere(
     let beta = enqueue(&sluice, "beta", "call", json!({ "secret": "API_TOKEN", "url": url }));
 
     let args = ["--json", "worker", "--drain", "--egress-allow-network", LOOPBACK];
-    let out = output_of(keyed(&sluice, Some(&key), &args).env("SLUICE_LOG", "info"), None);
+    let mut worker = keyed(&sluice, Some(&key), &args);
+    worker.env("SLUICE_LOG", "info");
+    let out = output_of(worker, None);
     let log = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{log}");
 
