@@ -36,6 +36,7 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
             "maintenance_runs",
             "schedule_slots",
             "schedules",
+            "secrets",
             "tenants",
         ]
     );
