@@ -52,6 +52,12 @@ impl Server {
         let child = sluice
             .command(&["--log-format", "json", "serve", "--listen", "127.0.0.1:0"])
             .env("SLUICE_LOG", "info")
+            // A secrets key, so that `PUT /v1/secrets/{name}` is exercised past the 503 of
+            // a keyless server (a test key, used nowhere else).
+            .env(
+                "SLUICE_SECRETS_KEY",
+                "4f1c2b7e9a0d3c5e8f6a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3e4f506",
+            )
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).expect("create the server log"))
             .spawn()

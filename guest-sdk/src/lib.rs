@@ -33,8 +33,9 @@
 //!
 //! Inside the sandbox a task can log ([`log`]), poll for cancellation ([`cancelled`]), read
 //! the clocks and get randomness, send HTTP requests ([`http`]) to the destinations its
-//! job type is granted, and enqueue follow-up jobs that exist only if the attempt
-//! completes ([`jobs`]) (both contract `sluice:task@0.2.0`). The filesystem, environment,
+//! job type is granted, read the tenant's secrets it is granted ([`secrets`]), and enqueue
+//! follow-up jobs that exist only if the attempt completes ([`jobs`]) (all contract
+//! `sluice:task@0.2.0`). The filesystem, environment,
 //! arguments and sockets exist only as empty stubs; `println!`/`eprintln!` go to the
 //! attempt's log, truncated at a cap.
 
@@ -43,6 +44,7 @@ pub mod http;
 mod job;
 pub mod jobs;
 pub mod log;
+pub mod secrets;
 
 #[doc(hidden)]
 pub mod bindings;

@@ -60,8 +60,10 @@ pub enum SetTypeError {
 }
 
 /// Registers `spec` (its allow list as the user wrote it, named `field` in errors): the
-/// list is normalised and checked against the tenant's bound, the limits against the
-/// tenant's caps, with the tenant read once; nothing is written when a check fails.
+/// list is normalised and checked against the tenant's bound, the granted secret names
+/// checked and deduplicated (a grant names secrets of `spec.tenant` only: it resolves
+/// inside the job's tenant), the limits against the tenant's caps, with the tenant read
+/// once; nothing is written when a check fails.
 pub async fn set_job_type(
     store: &Store,
     mut spec: JobTypeSpec,
@@ -69,6 +71,7 @@ pub async fn set_job_type(
     networks: &NetworkPolicy,
 ) -> Result<JobTypeRecord, SetTypeError> {
     spec.http.allow = normalise(field, &spec.http.allow, networks)?;
+    spec.secrets = crate::secrets::normalise_grants(&spec.secrets)?;
     let tenant = store
         .get_tenant(&spec.tenant)
         .await?
@@ -247,6 +250,7 @@ mod tests {
             http_connect_timeout_ms: Some(1500),
             http_first_byte_timeout_ms: None,
             http_between_bytes_timeout_ms: None,
+            secrets: Vec::new(),
             created_at: Utc::now(),
             updated_at: Utc::now(),
         }

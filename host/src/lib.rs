@@ -6,6 +6,7 @@ pub mod bench;
 pub mod cli;
 pub mod grants;
 pub mod host;
+pub mod secrets;
 pub mod http;
 pub mod metrics;
 pub mod services;

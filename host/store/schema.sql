@@ -114,6 +114,7 @@ CREATE TABLE sluice.job_types (
     http_connect_timeout_ms bigint,
     http_first_byte_timeout_ms bigint,
     http_between_bytes_timeout_ms bigint,
+    secrets text[] DEFAULT '{}'::text[] NOT NULL,
     CONSTRAINT job_types_backoff_base_ms_check CHECK ((backoff_base_ms >= 0)),
     CONSTRAINT job_types_backoff_cap_ms_check CHECK ((backoff_cap_ms >= 0)),
     CONSTRAINT job_types_backoff_jitter_check CHECK (((backoff_jitter >= (0)::double precision) AND (backoff_jitter <= (1)::double precision))),
@@ -130,6 +131,7 @@ CREATE TABLE sluice.job_types (
     CONSTRAINT job_types_name_length CHECK (((char_length(name) >= 1) AND (char_length(name) <= 128))),
     CONSTRAINT job_types_output_bytes_check CHECK ((output_bytes > 0)),
     CONSTRAINT job_types_pkey PRIMARY KEY (tenant, name),
+    CONSTRAINT job_types_secrets_size CHECK (((cardinality(secrets) <= 64) AND (array_position(secrets, NULL::text) IS NULL))),
     CONSTRAINT job_types_tenant_fkey FOREIGN KEY (tenant) REFERENCES sluice.tenants(id) ON DELETE CASCADE,
     CONSTRAINT job_types_timeout_ms_nonnegative CHECK ((timeout_ms >= 0))
 );
@@ -240,6 +242,24 @@ CREATE TABLE sluice.schedules (
     CONSTRAINT schedules_tenant_name_key UNIQUE (tenant, name)
 );
 
+CREATE TABLE sluice.secrets (
+    tenant text NOT NULL,
+    name text NOT NULL,
+    key_id text NOT NULL,
+    nonce bytea NOT NULL,
+    ciphertext bytea NOT NULL,
+    size integer NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT secrets_ciphertext_length CHECK ((octet_length(ciphertext) = (size + 16))),
+    CONSTRAINT secrets_key_id_hex CHECK ((key_id ~ '^[0-9a-f]{16}$'::text)),
+    CONSTRAINT secrets_name_syntax CHECK ((name ~ '^[A-Za-z_][A-Za-z0-9_]{0,127}$'::text)),
+    CONSTRAINT secrets_nonce_length CHECK ((octet_length(nonce) = 12)),
+    CONSTRAINT secrets_pkey PRIMARY KEY (tenant, name),
+    CONSTRAINT secrets_size_range CHECK (((size >= 0) AND (size <= 65536))),
+    CONSTRAINT secrets_tenant_fkey FOREIGN KEY (tenant) REFERENCES sluice.tenants(id) ON DELETE CASCADE
+);
+
 CREATE TABLE sluice.tenants (
     id text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
@@ -294,6 +314,7 @@ CREATE INDEX components_tenant_name_sha256_idx ON sluice.components USING btree 
 CREATE UNIQUE INDEX components_tenant_name_version_key ON sluice.components USING btree (tenant, name, version);
 CREATE INDEX job_types_component_idx ON sluice.job_types USING btree (component_id);
 CREATE UNIQUE INDEX job_types_pkey ON sluice.job_types USING btree (tenant, name);
+CREATE INDEX job_types_secrets_idx ON sluice.job_types USING btree (tenant) WHERE (cardinality(secrets) > 0);
 CREATE INDEX jobs_claim_idx ON sluice.jobs USING btree (priority DESC, run_at, id) WHERE (state = 'pending'::sluice.job_state);
 CREATE INDEX jobs_claim_tenant_idx ON sluice.jobs USING btree (tenant, priority DESC, run_at, id) WHERE (state = 'pending'::sluice.job_state);
 CREATE INDEX jobs_finished_idx ON sluice.jobs USING btree (state, finished_at) WHERE (state = ANY (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state]));
@@ -307,6 +328,8 @@ CREATE UNIQUE INDEX schedule_slots_pkey ON sluice.schedule_slots USING btree (sc
 CREATE INDEX schedules_due_idx ON sluice.schedules USING btree (next_slot) WHERE (NOT paused);
 CREATE UNIQUE INDEX schedules_pkey ON sluice.schedules USING btree (id);
 CREATE UNIQUE INDEX schedules_tenant_name_key ON sluice.schedules USING btree (tenant, name);
+CREATE INDEX secrets_key_id_idx ON sluice.secrets USING btree (key_id);
+CREATE UNIQUE INDEX secrets_pkey ON sluice.secrets USING btree (tenant, name);
 CREATE UNIQUE INDEX tenants_pkey ON sluice.tenants USING btree (id);
 
 
@@ -358,6 +381,14 @@ $function$;
 
 CREATE OR REPLACE FUNCTION sluice.claim(p_worker text, p_limit integer, p_lease_us bigint, p_tenants text[], p_job_types text[], p_max_contract smallint)
  RETURNS TABLE(id bigint, tenant text, job_type text, payload bytea, priority integer, attempt integer, max_attempts integer, lease_token uuid, locked_until timestamp with time zone)
+ LANGUAGE sql
+AS $function$
+    SELECT * FROM sluice.claim(p_worker, p_limit, p_lease_us, p_tenants, p_job_types,
+                               p_max_contract, '{}'::text[])
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.claim(p_worker text, p_limit integer, p_lease_us bigint, p_tenants text[], p_job_types text[], p_max_contract smallint, p_secret_keys text[])
+ RETURNS TABLE(id bigint, tenant text, job_type text, payload bytea, priority integer, attempt integer, max_attempts integer, lease_token uuid, locked_until timestamp with time zone)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
  SET enable_bitmapscan TO 'off'
@@ -365,14 +396,25 @@ CREATE OR REPLACE FUNCTION sluice.claim(p_worker text, p_limit integer, p_lease_
 AS $function$
 #variable_conflict use_column
 DECLARE
-    -- The job types (tenant/name; a tenant id holds no `/`) whose component targets a
-    -- newer contract than this host runs: left pending for a newer host. Found by the
-    -- components_contract_idx probe, empty (and free) when every host is current.
-    v_newer text[] := ARRAY(
+    -- The job types (tenant/name; a tenant id holds no `/`) this host must leave pending:
+    -- those whose component targets a newer contract than it runs (for a newer host), and
+    -- those granted secrets it cannot decrypt -- it holds no key (p_secret_keys empty),
+    -- or a granted secret of the type's tenant is stored under a key id it does not hold.
+    -- Found by the components_contract_idx and job_types_secrets_idx probes, empty (and
+    -- free) when every host is current and holds the key.
+    v_skip text[] := ARRAY(
         SELECT jt.tenant || '/' || jt.name
         FROM sluice.components co
         JOIN sluice.job_types jt ON jt.component_id = co.id
-        WHERE co.contract > p_max_contract);
+        WHERE co.contract > p_max_contract
+        UNION
+        SELECT jt.tenant || '/' || jt.name
+        FROM sluice.job_types jt
+        WHERE cardinality(jt.secrets) > 0
+          AND (COALESCE(cardinality(p_secret_keys), 0) = 0
+               OR EXISTS (SELECT 1 FROM sluice.secrets s
+                          WHERE s.tenant = jt.tenant AND s.name = ANY (jt.secrets)
+                            AND s.key_id <> ALL (p_secret_keys))));
 BEGIN
     PERFORM 1
     FROM sluice.tenants t
@@ -433,7 +475,7 @@ BEGIN
             FROM sluice.jobs j
             WHERE j.tenant = b.tenant AND j.state = 'pending' AND j.run_at <= now()
               AND (p_job_types IS NULL OR j.job_type = ANY (p_job_types))
-              AND (cardinality(v_newer) = 0 OR (j.tenant || '/' || j.job_type) <> ALL (v_newer))
+              AND (cardinality(v_skip) = 0 OR (j.tenant || '/' || j.job_type) <> ALL (v_skip))
               AND b.take > 0
             ORDER BY j.priority DESC, j.run_at, j.id
             LIMIT b.take

@@ -68,6 +68,7 @@ impl<'a> Jobs<'a> {
             tenants: Some(vec![job.tenant.clone()]),
             job_types: Some(vec![job.job_type.clone()]),
             max_contract: sluice_sandbox::Contract::NEWEST.minor(),
+            secret_keys: Vec::new(),
         };
         let mut claimed = self.store.claim(&request).await.unwrap();
         assert_eq!(

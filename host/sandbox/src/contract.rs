@@ -13,7 +13,8 @@ use std::str::FromStr;
 pub enum Contract {
     /// `sluice:task@0.1.0` (`wit/task.wit`): `host.log`, `host.cancelled`, denied WASI.
     V0_1,
-    /// `sluice:task@0.2.0` (`wit/v0.2/`): 0.1 plus `wasi:http/outgoing-handler`.
+    /// `sluice:task@0.2.0` (`wit/v0.2/`): 0.1 plus `wasi:http/outgoing-handler` and
+    /// `sluice:task/secrets`.
     V0_2,
 }
 
@@ -99,6 +100,9 @@ const WASI_INTERFACES: &[&str] = &[
 /// `wasi:http` interfaces 0.2 provides (outgoing requests only; no incoming handler).
 const HTTP_INTERFACES: &[&str] = &["wasi:http/types", "wasi:http/outgoing-handler"];
 
+/// `sluice:task` interfaces new in 0.2 that this host implements (`jobs` is not yet).
+const TASK_V0_2_INTERFACES: &[&str] = &["sluice:task/secrets"];
+
 /// The contract that provides `import` (`name@version`), or `None` if no contract this
 /// host implements does. `wasi:io/poll@0.2.3` → 0.1; `sluice:task/host@0.2.0` → 0.2;
 /// `wasi:http/types@0.2.12` → 0.2; `wasi:http/incoming-handler@0.2.0` → none.
@@ -107,7 +111,9 @@ pub fn providing(import: &str) -> Option<Contract> {
     match path {
         "sluice:task/host" if version.starts_with("0.1.") => Some(Contract::V0_1),
         "sluice:task/host" if version.starts_with("0.2.") => Some(Contract::V0_2),
-        "sluice:task/jobs" if version.starts_with("0.2.") => Some(Contract::V0_2),
+        _ if TASK_V0_2_INTERFACES.contains(&path) && version.starts_with("0.2.") => {
+            Some(Contract::V0_2)
+        }
         _ if !version.starts_with("0.2.") => None,
         _ if WASI_INTERFACES.contains(&path) => Some(Contract::V0_1),
         _ if HTTP_INTERFACES.contains(&path) => Some(Contract::V0_2),
@@ -148,9 +154,13 @@ mod tests {
             providing("wasi:http/outgoing-handler@0.2.12"),
             Some(Contract::V0_2)
         );
+        assert_eq!(
+            providing("sluice:task/secrets@0.2.0"),
+            Some(Contract::V0_2)
+        );
         // Not (yet) provided by any contract this host implements.
         assert_eq!(providing("wasi:http/incoming-handler@0.2.0"), None);
-        assert_eq!(providing("sluice:task/secrets@0.2.0"), None);
+        assert_eq!(providing("sluice:task/secrets@0.1.0"), None);
         assert_eq!(providing("sluice:task/host@0.3.0"), None);
         assert_eq!(providing("wasi:io/poll@0.3.0"), None);
         assert_eq!(providing("wasi:io/poll"), None);

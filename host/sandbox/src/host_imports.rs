@@ -3,7 +3,8 @@
 //! interface of both (`log` into the attempt's capped log, `cancelled` from the attempt's
 //! token), and the one function that fills a [`Linker`] with everything a task of each
 //! contract the host runs may import: that interface, the denied-by-default WASI of
-//! `wasi_ctx.rs`, and from 0.2 `wasi:http` (sent through `egress_hooks.rs`).
+//! `wasi_ctx.rs`, and from 0.2 `wasi:http` (sent through `egress_hooks.rs`) and
+//! `sluice:task/secrets` (`secrets_import.rs`).
 //!
 //! Must not grant capabilities beyond the WIT contracts. Host functions never trap on
 //! guest input: logs past the cap are dropped, never an error. (wasmtime itself refuses a
@@ -47,6 +48,10 @@ pub(crate) fn add_to_linker(linker: &mut Linker<HostState>, max: Contract) -> wa
             |state| state,
         )?;
         v0_2::sluice::task::jobs::add_to_linker::<HostState, HasSelf<HostState>>(
+            linker,
+            |state| state,
+        )?;
+        v0_2::sluice::task::secrets::add_to_linker::<HostState, HasSelf<HostState>>(
             linker,
             |state| state,
         )?;

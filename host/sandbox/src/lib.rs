@@ -13,7 +13,9 @@
 //! `config`, `engine` (Engine + epoch ticker), `guest_runtime`, `component` (cache,
 //! `TaskComponent`), `validate`, `run_signature`, `disk_cache`, `host_imports` (bindgen +
 //! `sluice:task/host` of each contract), `contract` (versions, found from imports),
-//! `grants` (what an attempt may reach), `follow_ups` (`sluice:task/jobs`), `egress_hooks` (wasi:http through the one egress
+//! `grants` (what an attempt may reach), `follow_ups` (`sluice:task/jobs`),
+//! `secrets_import` (`sluice:task/secrets`), `mask` (revealed values hidden in the
+//! report), `egress_hooks` (wasi:http through the one egress
 //! connector), `wasi_ctx` (denied WASI,
 //! capped pipe), `log_buffer`, `limiter`,
 //! `store` (per-attempt policy), `run` (attempt + outcome mapping), `guest_result` (the
@@ -37,10 +39,12 @@ mod guest_text;
 mod host_imports;
 mod limiter;
 mod log_buffer;
+mod mask;
 mod outcome;
 mod run;
 mod run_signature;
 mod sandbox;
+mod secrets_import;
 mod store;
 mod validate;
 mod wasi_ctx;
@@ -51,7 +55,7 @@ pub use contract::{Contract, UnknownContract};
 pub use egress_hooks::{HttpCall, HttpCalls, HttpGrant};
 pub use error::{SandboxError, ValidationError};
 pub use follow_ups::{CheckFuture, FollowUp, FollowUpCheck, FollowUpGrant, FollowUpRefusal};
-pub use grants::Grants;
+pub use grants::{Grants, SecretGrant};
 pub use outcome::{Failure, Outcome, RunReport};
 pub use run::JobInput;
 pub use sandbox::Sandbox;

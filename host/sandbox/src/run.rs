@@ -3,7 +3,9 @@
 //!
 //! Outcomes are decided from typed values only — the guest's `result`, wasmtime's `Trap`
 //! code, `I32Exit`, and the flags the limiter and epoch callback set — never from error
-//! text. Nothing a guest does may panic the host. Must not reuse a store across attempts.
+//! text. Nothing a guest does may panic the host. Secret values the guest read are
+//! masked in the report (output, messages, logs) before it leaves the sandbox. Must not
+//! reuse a store across attempts.
 
 use std::time::{Duration, Instant};
 
@@ -17,6 +19,7 @@ use crate::engine::COMPONENT_CAPS;
 use crate::follow_ups::FollowUpUnavailable;
 use crate::guest_result::{JobArg, Output, PassingJobIn, RunResult};
 use crate::host_imports::Job;
+use crate::mask::Mask;
 use crate::outcome::{Failure, Outcome, RunReport};
 use crate::store::{HostState, Interrupt, Reach, new_store};
 
@@ -274,22 +277,54 @@ fn report(
     let state = store.data_mut();
     let logs = state.logs.snapshot();
     // Follow-up jobs exist only if the attempt completes: any other ending drops them.
-    let follow_ups = match outcome {
+    let mut follow_ups = match outcome {
         Outcome::Completed { .. } => state.follow_ups.take(),
         Outcome::Failed(_) => Vec::new(),
+    };
+    // Every secret value the guest read is hidden in what the host keeps of the attempt,
+    // the rows of its follow-up jobs included (a child reads the secret itself).
+    let mask = Mask::new(state.revealed.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+    if !mask.is_empty() {
+        for job in &mut follow_ups {
+            job.payload = mask.bytes(&job.payload);
+            job.idempotency_key = job.idempotency_key.as_deref().map(|k| mask.text(k));
+        }
+    }
+    let (outcome, log_bytes) = if mask.is_empty() {
+        (outcome, logs.bytes)
+    } else if logs.dropped > 0 {
+        (masked(outcome, &mask), mask.truncated_log(&logs.bytes))
+    } else {
+        (masked(outcome, &mask), mask.bytes(&logs.bytes))
     };
     RunReport {
         outcome,
         fuel_used,
         logs_truncated: logs.dropped > 0,
         logs_dropped_bytes: logs.dropped,
-        logs: logs.bytes,
+        logs: log_bytes,
         elapsed,
         instantiate_time,
         guest_time,
         peak_memory_bytes: state.limiter.memory_bytes(),
         http: state.egress.calls(),
         follow_ups,
+    }
+}
+
+/// `outcome` with revealed secret values replaced in its output and messages.
+fn masked(outcome: Outcome, mask: &Mask) -> Outcome {
+    match outcome {
+        Outcome::Completed { output } => Outcome::Completed {
+            output: mask.bytes(&output),
+        },
+        Outcome::Failed(failure) => Outcome::Failed(match failure {
+            Failure::GuestRetry(m) => Failure::GuestRetry(mask.text(&m)),
+            Failure::GuestFatal(m) => Failure::GuestFatal(mask.text(&m)),
+            Failure::Trap(m) => Failure::Trap(mask.text(&m)),
+            Failure::Internal(m) => Failure::Internal(mask.text(&m)),
+            other => other,
+        }),
     }
 }
 

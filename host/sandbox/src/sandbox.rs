@@ -170,7 +170,11 @@ impl Sandbox {
         grants: Grants,
         cancel: CancellationToken,
     ) -> RunReport {
-        let Grants { http, follow_ups } = grants;
+        let Grants {
+            http,
+            follow_ups,
+            secrets,
+        } = grants;
         let limits = limits.clamped_to(&self.inner.config);
         let waited = Instant::now();
         let slot = tokio::select! {
@@ -194,6 +198,7 @@ impl Sandbox {
             connector: http.as_ref().map(|_| self.inner.connector.clone()),
             http,
             follow_ups,
+            secrets,
         };
         let attempt = run::run_attempt(component.clone(), job, limits, reach, cancel, tick);
         let handle = self.inner.guests.spawn(async move {

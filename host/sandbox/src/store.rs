@@ -1,7 +1,8 @@
 //! One attempt's `Store`: [`HostState`] (WASI and wasi:http contexts, resource table,
-//! limiter, log, cancel token, deadline, egress hooks) and [`new_store`], the single place
+//! limiter, log, cancel token, deadline, egress hooks, secret grant and
+//! the values it revealed) and [`new_store`], the single place
 //! where per-attempt policy is applied — fuel, epoch deadline and its callback,
-//! memory/table limiter, host-call caps, the attempt's HTTP grant.
+//! memory/table limiter, host-call caps, the attempt's HTTP and secret grants.
 //!
 //! A store is never reused: one per attempt, dropped when the attempt ends. Must not run
 //! guest code (that is `run.rs`).
@@ -20,6 +21,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 use crate::config::Limits;
 use crate::egress_hooks::{EgressHooks, HttpGrant};
 use crate::follow_ups::{FollowUpBuffer, FollowUpGrant};
+use crate::grants::SecretGrant;
 use crate::limiter::{InstanceCaps, TaskLimiter};
 use crate::log_buffer::LogBuffer;
 use crate::wasi_ctx::denied_wasi_ctx;
@@ -64,6 +66,12 @@ pub(crate) struct HostState {
     deadline: Option<Instant>,
     /// Set by the epoch callback when it stops the guest.
     pub(crate) interrupted: Option<Interrupt>,
+    /// The type's secret grant (`None`: nothing granted).
+    pub(crate) secrets: Option<Arc<SecretGrant>>,
+    /// (name, value) of every secret `secrets.get` returned: masked in the report.
+    pub(crate) revealed: Vec<(String, String)>,
+    /// Granted names already logged as not set (one line per name).
+    pub(crate) warned_unset: Vec<String>,
 }
 
 impl WasiView for HostState {
@@ -86,13 +94,14 @@ impl WasiHttpView for HostState {
 }
 
 /// What an attempt may reach beyond its own instance: the host's connector (`None`: the
-/// host has no egress) and the job type's grant (`None`: nothing).
+/// host has no egress), the job type's HTTP grant and its secrets (`None`: nothing).
 #[derive(Clone, Default)]
 pub(crate) struct Reach {
     pub connector: Option<Connector>,
     pub http: Option<Arc<HttpGrant>>,
     /// What the attempt may enqueue (`None`: no follow-up jobs).
     pub follow_ups: Option<Arc<FollowUpGrant>>,
+    pub secrets: Option<Arc<SecretGrant>>,
 }
 
 /// A fresh store with every per-attempt limit applied. `deadline` is when the attempt's
@@ -117,6 +126,9 @@ pub(crate) fn new_store(
         cancel,
         deadline,
         interrupted: None,
+        secrets: reach.secrets,
+        revealed: Vec::new(),
+        warned_unset: Vec::new(),
     };
     let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);

@@ -158,6 +158,7 @@ pub async fn backlog(
         tenants: None,
         job_types: None,
         max_contract: sluice_sandbox::Contract::NEWEST.minor(),
+        secret_keys: Vec::new(),
     };
     let mut one_ms = Vec::with_capacity(rounds);
     let mut hundred_ms = Vec::with_capacity(rounds);

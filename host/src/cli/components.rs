@@ -86,6 +86,10 @@ pub struct TypeArgs {
     /// none: no outbound HTTP (docs/egress.md).
     #[arg(long = "allow-http", value_name = "URL")]
     pub allow_http: Vec<String>,
+    /// Let attempts read the tenant's secret NAME (`sluice:task/secrets`). Repeatable;
+    /// none: no secrets. The name may be set later (docs/secrets.md).
+    #[arg(long = "secret", value_name = "NAME")]
+    pub secrets: Vec<String>,
     /// Outbound requests one attempt may start (default 20).
     #[arg(long)]
     pub http_max_requests: Option<u32>,
@@ -237,6 +241,7 @@ pub async fn run_types(
                     first_byte_timeout: args.http_first_byte_timeout,
                     between_bytes_timeout: args.http_between_bytes_timeout,
                 },
+                secrets: args.secrets,
                 ..JobTypeSpec::new(global.tenant.clone(), args.name, component.id)
             };
             let record =
@@ -251,6 +256,7 @@ pub async fn run_types(
                     ),
                     ("max attempts", record.max_attempts.to_string()),
                     ("http", allow_text(&record.http_allow)),
+                    ("secrets", allow_text(&record.secrets)),
                 ],
             );
         }
@@ -258,7 +264,7 @@ pub async fn run_types(
             let types = store.list_job_types(Some(&global.tenant)).await?;
             printer.table(
                 &types,
-                &["type", "component id", "max attempts", "timeout", "http"],
+                &["type", "component id", "max attempts", "timeout", "http", "secrets"],
                 |t| {
                     vec![
                         t.name.clone(),
@@ -270,6 +276,7 @@ pub async fn run_types(
                             Some(ms) => format!("{ms}ms"),
                         },
                         allow_text(&t.http_allow),
+                        allow_text(&t.secrets),
                     ]
                 },
             );
@@ -278,7 +285,7 @@ pub async fn run_types(
     Ok(())
 }
 
-/// An allow list as one cell: its entries, or `none`.
+/// An allow list (or granted secret names) as one cell: its entries, or `none`.
 fn allow_text(entries: &[String]) -> String {
     if entries.is_empty() {
         "none".to_owned()

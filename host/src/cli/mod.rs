@@ -11,6 +11,7 @@ mod jobs;
 mod output;
 mod push;
 mod schedules;
+mod secrets;
 mod serve;
 mod stats;
 mod task_new;
@@ -61,6 +62,16 @@ pub struct Global {
         value_name = "CIDR"
     )]
     pub egress_allow_networks: Vec<String>,
+    /// File holding the secrets key: 64 hex characters (32 random bytes, e.g. from
+    /// `openssl rand -hex 32`), a trailing newline allowed. Or set SLUICE_SECRETS_KEY to
+    /// the key itself. Used by worker, serve, secrets set and secrets rotate-key
+    /// (docs/secrets.md).
+    #[arg(long, env = "SLUICE_SECRETS_KEY_FILE", global = true, value_name = "PATH")]
+    pub secrets_key_file: Option<PathBuf>,
+    /// A previous secrets key that only decrypts, during a rotation (repeatable; or
+    /// SLUICE_SECRETS_OLD_KEYS, comma-separated keys).
+    #[arg(long = "secrets-old-key-file", global = true, value_name = "PATH")]
+    pub secrets_old_key_files: Vec<PathBuf>,
 }
 
 impl Global {
@@ -68,6 +79,17 @@ impl Global {
     pub fn networks(&self) -> anyhow::Result<sluice_sandbox::sluice_egress::NetworkPolicy> {
         sluice_sandbox::sluice_egress::NetworkPolicy::parse(&self.egress_allow_networks)
             .map_err(|e| anyhow::anyhow!("--egress-allow-network `{}`: {}", e.input, e.detail))
+    }
+}
+
+impl Global {
+    /// The secrets keys (`--secrets-key-file`, `SLUICE_SECRETS_KEY`, previous keys);
+    /// `None` when no key is given.
+    pub fn keyring(&self) -> anyhow::Result<Option<sluice_secrets::Keyring>> {
+        crate::secrets::load_keyring(
+            self.secrets_key_file.as_deref(),
+            &self.secrets_old_key_files,
+        )
     }
 }
 
@@ -104,6 +126,9 @@ pub enum Command {
     /// Cron schedules: one job per slot.
     #[command(subcommand)]
     Schedules(schedules::SchedulesCommand),
+    /// The tenant's secrets (write-only: values are never shown), and key rotation.
+    #[command(subcommand)]
+    Secrets(secrets::SecretsCommand),
     /// Fire due schedules and run retention, without claiming jobs.
     Scheduler(background::SchedulerArgs),
     /// Measure throughput and latency (prints one JSON object last).
@@ -158,6 +183,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Schedules(command) => {
             schedules::run(&store, &cli.global, &printer, command).await?
         }
+        Command::Secrets(command) => secrets::run(&store, &cli.global, &printer, command).await?,
         Command::Scheduler(args) => background::run_standalone(store, args).await?,
         Command::Bench(_) | Command::Task(_) => unreachable!("handled before connecting"),
     }

@@ -74,6 +74,7 @@ pub async fn run(store: Store, global: &super::Global, args: ServeArgs) -> anyho
                 .context("--max-request-body is too large")?,
             metrics_require_admin: args.metrics_auth,
             body_timeout: args.body_timeout,
+            secrets: global.keyring()?,
         },
     );
     let listener = tokio::net::TcpListener::bind(args.listen)

@@ -100,6 +100,7 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     check_timings(&args)?;
     let egress = egress_config(global, &args)?;
+    let keyring = global.keyring()?;
     store.check_schema().await?;
     // Before anything slow: a SIGTERM during startup is a graceful shutdown too.
     let shutdown = crate::signals::shutdown_on_signal("finishing running jobs, then exiting");
@@ -122,7 +123,8 @@ pub async fn run(
         max_contract = %sandbox.config().max_contract,
         "running components of task contracts up to this one"
     );
-    let config = worker_config(&args, worker_id.clone());
+    let mut config = worker_config(&args, worker_id.clone());
+    config.secrets = keyring;
 
     let (scheduler, retention) = super::background::services(&args.background, &worker_id);
     let host = HostConfig {

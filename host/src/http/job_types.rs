@@ -71,6 +71,10 @@ pub struct JobTypeRequest {
     /// Longest wait between two pieces of a response body (default 30 s).
     #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
     pub http_between_bytes_timeout_ms: Option<u64>,
+    /// Names of the tenant's secrets attempts may read (`[A-Za-z_][A-Za-z0-9_]*`, set or
+    /// not yet). Absent or empty: none.
+    #[schema(max_items = 64, value_type = Option<Vec<String>>)]
+    pub secrets: Option<Vec<String>>,
 }
 
 /// A registered job type (null limits: the host default, capped by the tenant's caps).
@@ -113,6 +117,8 @@ pub struct JobTypeView {
     pub http_first_byte_timeout_ms: Option<i64>,
     #[schema(required = true, minimum = 1)]
     pub http_between_bytes_timeout_ms: Option<i64>,
+    /// Names of the tenant's secrets granted to the type.
+    pub secrets: Vec<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -138,6 +144,7 @@ impl From<JobTypeRecord> for JobTypeView {
             http_connect_timeout_ms: t.http_connect_timeout_ms,
             http_first_byte_timeout_ms: t.http_first_byte_timeout_ms,
             http_between_bytes_timeout_ms: t.http_between_bytes_timeout_ms,
+            secrets: t.secrets,
             created_at: t.created_at,
             updated_at: t.updated_at,
         }
@@ -176,6 +183,14 @@ pub async fn put_job_type(
     for (i, entry) in allow.iter().enumerate() {
         validate::text(&format!("allow_http[{i}]"), entry)?;
     }
+    let secrets = request.secrets.unwrap_or_default();
+    if secrets.len() > sluice_store::MAX_SECRET_GRANTS {
+        return Err(ApiError::bad_request(format!(
+            "secrets: {} names, more than the {} a job type may be granted",
+            secrets.len(),
+            sluice_store::MAX_SECRET_GRANTS
+        )));
+    }
     let (component, version) = match request.component.split_once('@') {
         Some((name, version)) => (name, Some(version)),
         None => (request.component.as_str(), None),
@@ -213,6 +228,7 @@ pub async fn put_job_type(
                 .http_between_bytes_timeout_ms
                 .map(Duration::from_millis),
         },
+        secrets,
         ..JobTypeSpec::new(caller.tenant.clone(), name, component.id)
     };
     let record = crate::grants::set_job_type(state.store(), spec, "allow_http", networks)

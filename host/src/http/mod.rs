@@ -6,7 +6,7 @@
 //!
 //! Files: `router` (every route, generated OpenAPI), `auth` (tokens → tenant),
 //! `error` (the one error shape, axum rejections), `rate_limit` (token bucket),
-//! `state`, `jobs` + `job_views`, `components`, `job_types`, `health`, `openapi`,
+//! `state`, `jobs` + `job_views`, `components`, `job_types`, `secrets`, `health`, `openapi`,
 //! `server` (connections, header timeout), `body_timeout`, `validate` (field checks).
 
 mod auth;
@@ -22,6 +22,7 @@ mod rate_limit;
 mod router;
 mod schedules;
 mod schemas;
+mod secrets;
 mod server;
 mod state;
 mod stats;

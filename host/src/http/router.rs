@@ -13,7 +13,7 @@ use utoipa_axum::routes;
 use super::error::{method_not_allowed, route_not_found};
 use super::openapi::ApiDoc;
 use super::state::AppState;
-use super::{components, health, job_types, jobs, openapi, schedules, stats};
+use super::{components, health, job_types, jobs, openapi, schedules, secrets, stats};
 
 /// The documented API: every route here is in the OpenAPI document.
 pub fn api_routes(state: &AppState) -> OpenApiRouter<AppState> {
@@ -39,6 +39,8 @@ pub fn api_routes(state: &AppState) -> OpenApiRouter<AppState> {
         .routes(routes!(schedules::get_schedule, schedules::delete_schedule))
         .routes(routes!(schedules::pause_schedule))
         .routes(routes!(schedules::resume_schedule))
+        .routes(routes!(secrets::put_secret, secrets::delete_secret))
+        .routes(routes!(secrets::list_secrets))
         .routes(routes!(stats::stats))
         .routes(routes!(health::healthz))
         .routes(routes!(openapi::openapi_json))

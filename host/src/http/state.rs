@@ -25,6 +25,8 @@ pub struct ServeConfig {
     /// Longest wait for the next piece of a request body (default 30 s); a stalled body
     /// is answered 408 and its connection closed.
     pub body_timeout: std::time::Duration,
+    /// The secrets keys `PUT /v1/secrets/{name}` seals with (`None`: it answers 503).
+    pub secrets: Option<sluice_secrets::Keyring>,
 }
 
 impl std::fmt::Debug for ServeConfig {
@@ -40,6 +42,7 @@ impl std::fmt::Debug for ServeConfig {
             )
             .field("max_request_body", &self.max_request_body)
             .field("body_timeout", &self.body_timeout)
+            .field("secrets", &self.secrets.as_ref().map(|k| k.ids()))
             .finish()
     }
 }
@@ -52,6 +55,7 @@ impl Default for ServeConfig {
             max_request_body: 16 << 20,
             metrics_require_admin: false,
             body_timeout: std::time::Duration::from_secs(30),
+            secrets: None,
         }
     }
 }

@@ -79,6 +79,7 @@ struct Families {
     http_body_bytes: Family<HttpBytesLabels, Counter>,
     listener_fallbacks: Counter,
     listening: Gauge,
+    secrets_key_loaded: Gauge,
     orphans_released: Counter,
     schedule_jobs_fired: Counter,
     schedule_slots_skipped: Counter,
@@ -136,6 +137,7 @@ impl Families {
             http_body_bytes: Family::default(),
             listener_fallbacks: Counter::default(),
             listening: Gauge::default(),
+            secrets_key_loaded: Gauge::default(),
             orphans_released: Counter::default(),
             schedule_jobs_fired: Counter::default(),
             schedule_slots_skipped: Counter::default(),
@@ -211,6 +213,11 @@ impl Families {
             "sluice_worker_listening",
             "1 while the worker's LISTEN connection is up, 0 while it polls",
             f.listening.clone(),
+        );
+        r.register(
+            "sluice_secrets_key_loaded",
+            "1 when this worker holds a secrets key (SLUICE_SECRETS_KEY or --secrets-key-file), 0 when it does not: it then leaves job types granted secrets pending",
+            f.secrets_key_loaded.clone(),
         );
         r.register(
             "sluice_worker_orphans_released",
@@ -458,6 +465,11 @@ impl Metrics {
     /// Whether the worker's LISTEN connection is up.
     pub fn listening(&self, up: bool) {
         self.f().listening.set(i64::from(up));
+    }
+
+    /// Whether this worker holds a secrets key.
+    pub fn secrets_key_loaded(&self, loaded: bool) {
+        self.f().secrets_key_loaded.set(i64::from(loaded));
     }
 
     /// The orphan check released this many jobs.

@@ -116,6 +116,7 @@ pub(super) async fn claim(
     config: &WorkerConfig,
     wanted: usize,
     max_contract: u8,
+    secret_keys: Vec<String>,
 ) -> Option<Vec<ClaimedJob>> {
     let request = ClaimRequest {
         worker: config.worker_id.clone(),
@@ -124,6 +125,7 @@ pub(super) async fn claim(
         tenants: config.tenants.clone(),
         job_types: None,
         max_contract,
+        secret_keys,
     };
     match store.claim(&request).await {
         Ok(jobs) => Some(jobs),

@@ -50,6 +50,8 @@ pub struct WorkerConfig {
     pub limits: Limits,
     /// Where outcomes, sandbox figures and worker health are counted.
     pub metrics: Metrics,
+    /// The operator's secrets keys (`None`: none; types granted secrets are not claimed).
+    pub secrets: Option<sluice_secrets::Keyring>,
 }
 
 impl WorkerConfig {
@@ -79,6 +81,7 @@ impl WorkerConfig {
             shutdown: ShutdownTimeouts::default(),
             limits: Limits::default(),
             metrics: Metrics::default(),
+            secrets: None,
         }
     }
 }

@@ -130,7 +130,8 @@ pub(super) fn unrunnable(error: &ResolveError) -> Transition {
         ResolveError::Infrastructure(_) => {
             Transition::Release("infrastructure: job type unavailable")
         }
-        ResolveError::NotHere(_) => Transition::Release("component targets a newer contract"),
+        ResolveError::NotHere(_) => Transition::Release("not runnable on this host"),
+        ResolveError::Secret(message) => Transition::Fail(Failure::retry(message.clone())),
     }
 }
 
@@ -167,7 +168,8 @@ pub(super) async fn run_attempt(
                 ResolveError::Infrastructure(error) => {
                     warn!(error = %format!("{error:#}"), "cannot resolve job type; releasing the job");
                 }
-                ResolveError::NotHere(why) => warn!(%why, "releasing the job for a newer host"),
+                ResolveError::NotHere(why) => warn!(%why, "releasing the job for another host"),
+                ResolveError::Secret(why) => warn!(%why, "failing the attempt"),
                 ResolveError::Permanent(_) => {}
             }
             record(&completer, lease, Some(unrunnable(&error)))

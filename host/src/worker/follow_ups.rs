@@ -100,6 +100,7 @@ impl FollowUpCheck for TenantJobTypes {
                 Err(ResolveError::Infrastructure(error)) => {
                     Err(FollowUpRefusal::Unavailable(format!("{error:#}")))
                 }
+                Err(other) => Err(FollowUpRefusal::Unavailable(other.to_string())),
             }
         })
     }

@@ -55,7 +55,12 @@ pub async fn run(
     let config = Arc::new(config);
     let ctx = AttemptContext {
         completer: Completer::start(store.clone(), config.lease),
-        registry: Registry::new(store.clone(), sandbox, config.limits.clone()),
+        registry: Registry::new(
+            store.clone(),
+            sandbox,
+            config.limits.clone(),
+            config.secrets.clone(),
+        ),
         metrics: config.metrics.clone(),
     };
     let stop_reaper = CancellationToken::new();
@@ -70,6 +75,8 @@ pub async fn run(
     let reaper = tokio::spawn(services::run(reaper, stop_reaper.clone()));
     let wakeups = Wakeups::start(&store, &config.listen, config.metrics.clone());
     info!(worker = %config.worker_id, concurrency = config.concurrency, prefetch = config.prefetch, "worker started");
+    config.metrics.secrets_key_loaded(config.secrets.is_some());
+    say_what_secrets_this_host_opens(&store, config.secrets.as_ref()).await;
     let mut producer = Producer::new(store, config, ctx, wakeups);
     if producer.running(&shutdown).await == Ended::Signal {
         producer.shutting_down().await;
@@ -79,4 +86,34 @@ pub async fn run(
     let summary = producer.summary;
     info!(?summary, "worker stopped");
     Ok(summary)
+}
+
+/// Logs the secrets keys this worker holds, and warns when it has none, or when secrets
+/// are sealed under keys it does not hold: job types granted those are not claimed here.
+async fn say_what_secrets_this_host_opens(store: &Store, keys: Option<&sluice_secrets::Keyring>) {
+    let Some(keys) = keys else {
+        tracing::warn!(
+            "no secrets key (SLUICE_SECRETS_KEY or --secrets-key-file): jobs of types granted secrets are left pending for a host that has one"
+        );
+        return;
+    };
+    let held = keys.ids();
+    info!(key_ids = %held.join(", "), "secrets keys loaded");
+    match store.secret_key_counts().await {
+        Ok(counts) => {
+            let foreign: Vec<String> = counts
+                .iter()
+                .filter(|(id, _)| !held.contains(id))
+                .map(|(id, n)| format!("{n} under key id {id}"))
+                .collect();
+            if !foreign.is_empty() {
+                tracing::warn!(
+                    held = %held.join(", "),
+                    "secrets sealed under keys this host does not hold ({}): job types granted them are left pending for a host that holds the key (wrong --secrets-key-file, or a rotation without --secrets-old-key-file?)",
+                    foreign.join(", ")
+                );
+            }
+        }
+        Err(error) => tracing::warn!(%error, "cannot count secrets by key id"),
+    }
 }

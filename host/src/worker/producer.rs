@@ -171,8 +171,11 @@ impl Producer {
             self.claims += 1;
             let (store, config) = (self.store.clone(), self.config.clone());
             let max_contract = self.ctx.registry.max_contract();
+            let secret_keys = self.ctx.registry.secret_key_ids();
             self.beside.spawn(Call::Claim, async move {
-                Reply::Claimed(beside::claim(&store, &config, wanted, max_contract).await)
+                Reply::Claimed(
+                    beside::claim(&store, &config, wanted, max_contract, secret_keys).await,
+                )
             });
         }
     }

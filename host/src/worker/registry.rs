@@ -3,8 +3,11 @@
 //! Owns two caches: job type records (tenant + name → component id, limits, backoff),
 //! refreshed after a short time-to-live so `sluice types set` takes effect without a
 //! restart, and prepared components (component id → `TaskComponent`), fetched from the
-//! store once and compiled by the sandbox at most once per host. It reads through the
-//! store and the sandbox APIs; it writes nothing.
+//! store once and compiled by the sandbox at most once per host; and each type's secret
+//! grant (its granted names opened with the host's keyring inside the job's own tenant),
+//! trusted for the same TTL so `sluice secrets set` takes effect within seconds. It reads
+//! through the store and the sandbox APIs; it writes nothing. Values are held in memory
+//! only, never logged.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -12,11 +15,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
 use chrono::{DateTime, Utc};
-use sluice_sandbox::{Contract, Grants, HttpGrant, Limits, Sandbox, TaskComponent};
+use sluice_sandbox::{Contract, Grants, HttpGrant, Limits, Sandbox, SecretGrant, TaskComponent};
+use sluice_secrets::Keyring;
 use sluice_store::{Backoff, JobTypeRecord, Store, TenantLimits, TenantRecord};
 
 use super::follow_ups;
 use crate::grants;
+use crate::secrets::{self, GrantError};
 
 /// How long a job type record is trusted before it is read again.
 const JOB_TYPE_TTL: Duration = Duration::from_secs(5);
@@ -41,10 +46,19 @@ pub enum ResolveError {
     #[error(transparent)]
     Infrastructure(#[from] anyhow::Error),
     /// The component targets a newer contract than this host runs (its type was pointed
-    /// at it after the claim): give the attempt back for a newer host.
+    /// at it after the claim), or the type is granted secrets this host cannot open (no
+    /// key, or a secret under a key it does not hold): give the attempt back for another
+    /// host.
     #[error("{0}")]
     NotHere(String),
+    /// A granted secret's stored value does not open under the key it names (altered or
+    /// copied): the attempt fails, retryably, with this reason (setting it again fixes it).
+    #[error("{0}")]
+    Secret(String),
 }
+
+/// A type's secret grant as last resolved: when, for which names, what.
+type CachedSecrets = (Instant, Vec<String>, Option<Arc<SecretGrant>>);
 
 pub struct Registry {
     store: Store,
@@ -57,10 +71,18 @@ pub struct Registry {
     #[allow(clippy::type_complexity)]
     grants: Mutex<HashMap<(String, String), (Instant, DateTime<Utc>, Option<Arc<HttpGrant>>)>>,
     components: tokio::sync::Mutex<HashMap<i64, TaskComponent>>,
+    /// The host's secrets keys (`None`: it has none and runs no type granted secrets).
+    keyring: Option<Keyring>,
+    secrets: Mutex<HashMap<(String, String), CachedSecrets>>,
 }
 
 impl Registry {
-    pub fn new(store: Store, sandbox: Sandbox, defaults: Limits) -> Arc<Self> {
+    pub fn new(
+        store: Store,
+        sandbox: Sandbox,
+        defaults: Limits,
+        keyring: Option<Keyring>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             store,
             sandbox,
@@ -69,7 +91,14 @@ impl Registry {
             tenants: Mutex::default(),
             grants: Mutex::default(),
             components: tokio::sync::Mutex::default(),
+            keyring,
+            secrets: Mutex::default(),
         })
+    }
+
+    /// The key ids this host can open, as the claim takes them (empty: no key).
+    pub fn secret_key_ids(&self) -> Vec<String> {
+        self.keyring.as_ref().map(Keyring::ids).unwrap_or_default()
     }
 
     /// The sandbox jobs of these types run in.
@@ -95,12 +124,58 @@ impl Registry {
         // Only 0.2 components can import `sluice:task/jobs`.
         let follow_ups = (component.contract() >= Contract::V0_2)
             .then(|| follow_ups::grant(self, &tenant, self.store.default_max_payload_bytes()));
+        let secrets = self.secrets(&record).await?;
         Ok(ResolvedType {
             component,
             limits: capped(limits_for(&self.defaults, &record), &tenant.limits),
             backoff: record.backoff(Backoff::default()),
-            grants: Grants { http, follow_ups },
+            grants: Grants {
+                http,
+                follow_ups,
+                secrets,
+            },
         })
+    }
+
+    /// The type's secret grant (`None`: it is granted none), opened inside its tenant.
+    async fn secrets(
+        &self,
+        record: &JobTypeRecord,
+    ) -> Result<Option<Arc<SecretGrant>>, ResolveError> {
+        if record.secrets.is_empty() {
+            return Ok(None);
+        }
+        let Some(keyring) = &self.keyring else {
+            return Err(ResolveError::NotHere(format!(
+                "job type `{}` of tenant `{}` is granted secrets ({}) and this host has no secrets key ({} or --secrets-key-file)",
+                record.name,
+                record.tenant,
+                record.secrets.join(", "),
+                secrets::KEY_ENV
+            )));
+        };
+        let key = (record.tenant.clone(), record.name.clone());
+        if let Some((at, names, grant)) = self.secrets.lock().expect("registry lock").get(&key)
+            && at.elapsed() < JOB_TYPE_TTL
+            && *names == record.secrets
+        {
+            return Ok(grant.clone());
+        }
+        let grant = secrets::secret_grant(&self.store, keyring, &record.tenant, &record.secrets)
+            .await
+            .map_err(|e| match e {
+                GrantError::UnknownKey { .. } => ResolveError::NotHere(e.to_string()),
+                GrantError::Unreadable { .. } => ResolveError::Secret(e.to_string()),
+                GrantError::Store(e) => {
+                    ResolveError::Infrastructure(anyhow::Error::new(e).context("load secrets"))
+                }
+            })?;
+        let grant = Some(Arc::new(grant));
+        self.secrets.lock().expect("registry lock").insert(
+            key,
+            (Instant::now(), record.secrets.clone(), grant.clone()),
+        );
+        Ok(grant)
     }
 
     /// The tenant's job type (cached for a few seconds, like every record here).

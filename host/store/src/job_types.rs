@@ -32,6 +32,8 @@ pub struct JobTypeSpec {
     pub log_bytes: Option<u64>,
     /// Outbound HTTP: what the type's attempts may call, and how much.
     pub http: HttpSpec,
+    /// Names of the tenant's secrets the type's attempts may read (empty: none).
+    pub secrets: Vec<String>,
 }
 
 /// A job type's outbound HTTP grant as stored. The store keeps the entries as text; the
@@ -97,6 +99,7 @@ impl JobTypeSpec {
             output_bytes: None,
             log_bytes: None,
             http: HttpSpec::default(),
+            secrets: Vec::new(),
         }
     }
 }
@@ -124,6 +127,8 @@ pub struct JobTypeRecord {
     pub http_connect_timeout_ms: Option<i64>,
     pub http_first_byte_timeout_ms: Option<i64>,
     pub http_between_bytes_timeout_ms: Option<i64>,
+    /// Names of the tenant's secrets granted to the type (empty: none).
+    pub secrets: Vec<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -237,6 +242,7 @@ impl Store {
             });
         }
         check_allow_list("allow_http", &spec.http.allow)?;
+        crate::secrets::check_grants("secrets", &spec.secrets)?;
         let max_requests = spec
             .http
             .max_requests
@@ -279,6 +285,7 @@ impl Store {
                 "http_between_bytes_timeout",
                 spec.http.between_bytes_timeout,
             )?)
+            .bind(&spec.secrets)
             .fetch_optional(&self.pool)
             .await?;
         if let Some(row) = row {

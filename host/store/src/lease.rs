@@ -30,6 +30,10 @@ pub struct ClaimRequest {
     /// type's component targets a newer one stay `pending` for a newer host (rolling
     /// deploys, docs/fleet.md).
     pub max_contract: u8,
+    /// The key ids of the secrets keys this host holds (`sluice-secrets` key ids): jobs
+    /// whose type is granted secrets stay `pending` when this is empty, or when one of
+    /// the granted secrets of the type's tenant is sealed under a key id not in it.
+    pub secret_keys: Vec<String>,
 }
 
 /// A job handed to a worker.
@@ -60,7 +64,7 @@ pub struct HeartbeatReport {
 }
 
 /// The claim: `sluice.claim(...)` (migrations/0007_fair_claims.sql, last replaced in
-/// 0009; its current text is in `schema.sql`) locks the capped tenants that have ready
+/// 0009, 0012 and 0013; its current text is in `schema.sql`) locks the capped tenants that have ready
 /// work, then claims in one statement, interleaving tenants by how many jobs each
 /// already runs (docs/fairness.md). Rows are locked with SKIP LOCKED, so concurrent
 /// claimers never wait on each other's jobs and never get the same row; each attempt is
@@ -111,6 +115,7 @@ impl Store {
             .bind(&req.tenants)
             .bind(&req.job_types)
             .bind(i16::from(req.max_contract))
+            .bind(&req.secret_keys)
             .fetch_all(&self.pool)
             .await?;
         Ok(rows

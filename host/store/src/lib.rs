@@ -31,6 +31,7 @@ mod reap;
 mod retention;
 mod schedules;
 mod schema;
+mod secrets;
 mod stats;
 mod tenants;
 mod text;
@@ -62,6 +63,10 @@ pub use retention::{PruneReport, RetentionPolicy};
 pub use schedules::{
     CatchUp, DEFAULT_MAX_CATCH_UP, FireReport, NewSchedule, ON_TIME_GRACE, ScheduleRecord,
     parse_cron, parse_tz,
+};
+pub use secrets::{
+    MAX_SECRET_BYTES, MAX_SECRET_GRANTS, MAX_SECRET_NAME_LEN, Resealed, SealedSecret, SecretInfo,
+    check_secret_value, validate_secret_name,
 };
 pub use stats::{StateCounts, Stats, TypeStats};
 pub use tenants::{TenantLimits, TenantRecord};

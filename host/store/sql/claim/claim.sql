@@ -5,6 +5,9 @@
 -- $1 worker (text), $2 limit (int4, 1..=10000), $3 lease in microseconds (int8),
 -- $4 tenants or NULL for all (text[]), $5 job types or NULL for all (text[]),
 -- $6 the newest contract this host runs (int2: N of sluice:task@0.N.0; migration 0012):
--- jobs whose type's component targets a newer one stay pending for a newer host.
+-- jobs whose type's component targets a newer one stay pending for a newer host,
+-- $7 the key ids of the secrets keys this host holds (text[]; migration 0013): jobs whose
+-- type is granted secrets it cannot open (no key, or a secret under another key) stay
+-- pending.
 SELECT id, tenant, job_type, payload, priority, attempt, max_attempts, lease_token, locked_until
-FROM sluice.claim($1, $2, $3, $4, $5, $6)
+FROM sluice.claim($1, $2, $3, $4, $5, $6, $7)

@@ -5,14 +5,15 @@
 -- $8 timeout_ms, $9 fuel, $10 memory_bytes, $11 output_bytes, $12 log_bytes (int8 or NULL),
 -- $13 http_allow (text[], normalised by the host), $14 http_max_requests (int4 or NULL),
 -- $15 http_request_bytes, $16 http_response_bytes, $17 http_connect_timeout_ms,
--- $18 http_first_byte_timeout_ms, $19 http_between_bytes_timeout_ms (int8 or NULL).
+-- $18 http_first_byte_timeout_ms, $19 http_between_bytes_timeout_ms (int8 or NULL),
+-- $20 secrets: the granted secret names (text[], validated by the store).
 INSERT INTO sluice.job_types AS jt (tenant, name, component_id, max_attempts,
     backoff_base_ms, backoff_cap_ms, backoff_jitter, timeout_ms, fuel, memory_bytes,
     output_bytes, log_bytes, http_allow, http_max_requests, http_request_bytes,
     http_response_bytes, http_connect_timeout_ms, http_first_byte_timeout_ms,
-    http_between_bytes_timeout_ms)
+    http_between_bytes_timeout_ms, secrets)
 SELECT c.tenant, $2, c.id, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-       $18, $19
+       $18, $19, $20
 FROM sluice.components c
 WHERE c.tenant = $1 AND c.id = $3
 ON CONFLICT (tenant, name) DO UPDATE SET
@@ -27,9 +28,10 @@ ON CONFLICT (tenant, name) DO UPDATE SET
     http_connect_timeout_ms = EXCLUDED.http_connect_timeout_ms,
     http_first_byte_timeout_ms = EXCLUDED.http_first_byte_timeout_ms,
     http_between_bytes_timeout_ms = EXCLUDED.http_between_bytes_timeout_ms,
+    secrets = EXCLUDED.secrets,
     updated_at = now()
 RETURNING tenant, name, component_id, max_attempts, backoff_base_ms, backoff_cap_ms,
        backoff_jitter, timeout_ms, fuel, memory_bytes, output_bytes, log_bytes,
        http_allow, http_max_requests, http_request_bytes, http_response_bytes,
        http_connect_timeout_ms, http_first_byte_timeout_ms, http_between_bytes_timeout_ms,
-       created_at, updated_at
+       secrets, created_at, updated_at

@@ -58,6 +58,7 @@ pub fn claim_req(worker: &str, limit: u32) -> ClaimRequest {
         job_types: None,
         // Every contract: these tests store no real components.
         max_contract: u8::MAX,
+        secret_keys: Vec::new(),
     }
 }
 

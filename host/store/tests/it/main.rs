@@ -21,6 +21,7 @@ mod reap;
 mod retention;
 mod schedules;
 mod schema_file;
+mod secrets;
 mod sql_enqueue;
 mod sql_files;
 mod stats;

@@ -36,6 +36,7 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
             "maintenance_runs",
             "schedule_slots",
             "schedules",
+            "secrets",
             "tenants",
         ]
     );
@@ -56,6 +57,8 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
             "jobs_claim_tenant_idx",
             "jobs_finished_idx",
             "jobs_idempotency_key_uidx",
+            // Partial: only follow-up jobs have an entry (migration 0014).
+            "jobs_parent_uidx",
             "jobs_pkey",
             "jobs_running_idx",
         ]

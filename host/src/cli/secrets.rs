@@ -1,0 +1,161 @@
+//! `sluice secrets set|list|delete|rotate-key`: the tenant's secrets (`--tenant`), and
+//! re-sealing every tenant's under a new key. A value is read from stdin or
+//! `--from-file`, never from an argument (process arguments are visible to every user of
+//! the machine); it is never printed.
+//!
+//! Thin: [`crate::secrets`] validates, seals and rotates; the store writes.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use clap::Subcommand;
+use sluice_store::{Store, StoreError};
+
+use super::output::Printer;
+use crate::secrets::{self as host_secrets, DEFAULT_ROTATE_BATCH, SetSecretError};
+use crate::units::format_size;
+
+#[derive(Debug, Subcommand)]
+pub enum SecretsCommand {
+    /// Set (or replace) a secret; the value is read from stdin, or from --from-file. One
+    /// trailing newline is dropped (`echo value | sluice secrets set NAME`); use
+    /// --keep-newline to keep it. Needs the secrets key.
+    Set {
+        /// `[A-Za-z_][A-Za-z0-9_]*`, at most 128 characters, e.g. STRIPE_KEY.
+        name: String,
+        /// Read the value from this file instead of stdin.
+        #[arg(long, value_name = "PATH")]
+        from_file: Option<PathBuf>,
+        /// Keep a trailing newline as part of the value.
+        #[arg(long)]
+        keep_newline: bool,
+    },
+    /// The tenant's secrets: names, sizes, key ids and times (never the values).
+    List,
+    /// Delete a secret (types granted it then get `not-found`).
+    Delete { name: String },
+    /// Re-seal every tenant's secrets under the current key (--secrets-key-file or
+    /// SLUICE_SECRETS_KEY), opening them with it or a previous key
+    /// (--secrets-old-key-file / SLUICE_SECRETS_OLD_KEYS), in batches, while workers
+    /// run. See docs/secrets.md for the whole procedure.
+    RotateKey {
+        /// Rows re-sealed per statement.
+        #[arg(long, default_value_t = DEFAULT_ROTATE_BATCH)]
+        batch: u32,
+    },
+}
+
+pub async fn run(
+    store: &Store,
+    global: &super::Global,
+    printer: &Printer,
+    command: SecretsCommand,
+) -> anyhow::Result<()> {
+    let tenant = global.tenant.as_str();
+    match command {
+        SecretsCommand::Set {
+            name,
+            from_file,
+            keep_newline,
+        } => {
+            let keyring = global.keyring()?;
+            let bytes = match &from_file {
+                Some(path) => super::read_file(path)?,
+                None => {
+                    let mut bytes = Vec::new();
+                    std::io::stdin()
+                        .read_to_end(&mut bytes)
+                        .context("read the value from stdin")?;
+                    bytes
+                }
+            };
+            let origin = from_file.as_ref().map_or("stdin".to_owned(), |p| p.display().to_string());
+            let mut value = String::from_utf8(bytes)
+                .map_err(|_| anyhow::anyhow!("value: {origin} is not UTF-8 text"))?;
+            if !keep_newline {
+                if value.ends_with("\r\n") {
+                    value.truncate(value.len() - 2);
+                } else if value.ends_with('\n') {
+                    value.pop();
+                }
+            }
+            let info = host_secrets::set_secret(store, keyring.as_ref(), tenant, &name, &value)
+                .await
+                .map_err(|e| match e {
+                    SetSecretError::NoKey => anyhow::anyhow!(
+                        "secrets set needs the secrets key: pass --secrets-key-file PATH or set {} (docs/secrets.md)",
+                        host_secrets::KEY_ENV
+                    ),
+                    other => other.into(),
+                })?;
+            printer.value(
+                &info,
+                &[
+                    ("secret", info.name.clone()),
+                    ("size", format_size(info.size as u64)),
+                    ("key id", info.key_id.clone()),
+                    ("updated", info.updated_at.to_rfc3339()),
+                ],
+            );
+        }
+        SecretsCommand::List => {
+            let secrets = store.list_secrets(tenant).await?;
+            printer.table(
+                &secrets,
+                &["NAME", "SIZE", "KEY ID", "UPDATED"],
+                |s| {
+                    vec![
+                        s.name.clone(),
+                        format_size(s.size as u64),
+                        s.key_id.clone(),
+                        s.updated_at.to_rfc3339(),
+                    ]
+                },
+            );
+        }
+        SecretsCommand::Delete { name } => {
+            if !store.delete_secret(tenant, &name).await? {
+                return Err(StoreError::NotFound {
+                    entity: "secret",
+                    id: format!("{name} of tenant {tenant}"),
+                }
+                .into());
+            }
+            printer.message(&format!("secret `{name}` deleted"));
+        }
+        SecretsCommand::RotateKey { batch } => {
+            let Some(keyring) = global.keyring()? else {
+                bail!(
+                    "rotate-key needs the new key as the current one (--secrets-key-file or {}) and the previous ones (--secrets-old-key-file or {})",
+                    host_secrets::KEY_ENV,
+                    host_secrets::OLD_KEYS_ENV
+                );
+            };
+            if batch == 0 || batch > 10_000 {
+                bail!("--batch must be 1 to 10000, got {batch}");
+            }
+            let report = host_secrets::rotate_key(store, &keyring, batch, |n| {
+                tracing::debug!(resealed = n, "rotate-key progress");
+            })
+            .await?;
+            printer.value(
+                &report,
+                &[
+                    ("key id", report.key_id.clone()),
+                    ("re-sealed", report.resealed.to_string()),
+                    ("left", report.left.len().to_string()),
+                ],
+            );
+            if !report.left.is_empty() {
+                bail!(
+                    "{} secret(s) are not under key id {}:\n  {}",
+                    report.left.len(),
+                    report.key_id,
+                    report.left.join("\n  ")
+                );
+            }
+        }
+    }
+    Ok(())
+}

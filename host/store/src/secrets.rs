@@ -1,0 +1,265 @@
+//! Tenant secrets as stored rows: names, sizes and values sealed by the host (key id,
+//! nonce, ciphertext), and the names each job type is granted (`job_types.secrets`).
+//!
+//! Owns: every statement on `sluice.secrets`, the syntax of secret names and the value
+//! size limit (checked here for every caller). Must not: encrypt, decrypt or see a value
+//! or a key (the host seals with `sluice-secrets`; the store keeps what it is handed), or
+//! return a row of another tenant than the one asked for.
+
+use chrono::{DateTime, Utc};
+
+use crate::tenants::validate_tenant_id;
+use crate::{Store, StoreError, text};
+
+/// Largest value of one secret, in bytes: 64 KiB.
+pub const MAX_SECRET_BYTES: usize = 64 * 1024;
+
+/// Longest secret name.
+pub const MAX_SECRET_NAME_LEN: usize = 128;
+
+/// At most this many names in one job type's grant (also a CHECK constraint).
+pub const MAX_SECRET_GRANTS: usize = 64;
+
+/// A secret as listed: never its value.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+pub struct SecretInfo {
+    pub name: String,
+    /// Which operator key sealed it (a fingerprint, never the key).
+    pub key_id: String,
+    /// The plain value's length in bytes.
+    pub size: i32,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A value sealed by the host, as stored. `Debug` shows no bytes.
+#[derive(Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct SealedSecret {
+    pub tenant: String,
+    pub name: String,
+    pub key_id: String,
+    pub nonce: Vec<u8>,
+    pub ciphertext: Vec<u8>,
+}
+
+impl std::fmt::Debug for SealedSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SealedSecret")
+            .field("tenant", &self.tenant)
+            .field("name", &self.name)
+            .field("key_id", &self.key_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A row re-sealed by rotate-key: the value as read (`old`) and its new sealing.
+#[derive(Clone, Debug)]
+pub struct Resealed {
+    pub old: SealedSecret,
+    pub nonce: Vec<u8>,
+    pub ciphertext: Vec<u8>,
+}
+
+/// Checks a secret name: `[A-Za-z_][A-Za-z0-9_]{0,127}` (also a CHECK constraint).
+/// `field` names the request field in the error.
+pub fn validate_secret_name(field: &'static str, name: &str) -> Result<(), StoreError> {
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if name.is_empty() || name.len() > MAX_SECRET_NAME_LEN || !first_ok || !rest_ok {
+        text::check(field, name)?;
+        return Err(StoreError::InvalidInput {
+            field,
+            message: format!(
+                "{name:?} is not a secret name: use 1 to {MAX_SECRET_NAME_LEN} letters, digits and `_`, not starting with a digit (like STRIPE_KEY)"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Checks a secret's plain value before the host seals it: at most
+/// [`MAX_SECRET_BYTES`], no NUL (like every other text).
+pub fn check_secret_value(value: &str) -> Result<(), StoreError> {
+    if value.len() > MAX_SECRET_BYTES {
+        return Err(StoreError::InvalidInput {
+            field: "value",
+            message: format!(
+                "{} bytes, over the limit of {MAX_SECRET_BYTES} bytes (64 KiB) a secret may hold",
+                value.len()
+            ),
+        });
+    }
+    text::check("value", value)
+}
+
+/// Checks a job type's granted names (count and syntax), naming the field.
+pub(crate) fn check_grants(field: &'static str, names: &[String]) -> Result<(), StoreError> {
+    if names.len() > MAX_SECRET_GRANTS {
+        return Err(StoreError::InvalidInput {
+            field,
+            message: format!(
+                "{} names, more than the {MAX_SECRET_GRANTS} a job type may be granted",
+                names.len()
+            ),
+        });
+    }
+    for name in names {
+        validate_secret_name(field, name)?;
+    }
+    Ok(())
+}
+
+const UPSERT_SECRET: &str = include_str!("../sql/secrets/upsert.sql");
+const LIST_SECRETS: &str = include_str!("../sql/secrets/list.sql");
+const DELETE_SECRET: &str = include_str!("../sql/secrets/delete.sql");
+const SEALED_SECRETS: &str = include_str!("../sql/secrets/sealed.sql");
+const NOT_UNDER_KEY: &str = include_str!("../sql/secrets/not_under_key.sql");
+const REKEY_SECRETS: &str = include_str!("../sql/secrets/rekey.sql");
+const KEY_COUNTS: &str = include_str!("../sql/secrets/key_counts.sql");
+
+impl Store {
+    /// Sets (inserts or replaces) secret `name` of `tenant`: `size` is the plain value's
+    /// length, checked against [`MAX_SECRET_BYTES`]; the sealed bytes are stored as given.
+    pub async fn set_secret(
+        &self,
+        tenant: &str,
+        name: &str,
+        key_id: &str,
+        nonce: &[u8],
+        ciphertext: &[u8],
+        size: usize,
+    ) -> Result<SecretInfo, StoreError> {
+        validate_tenant_id(tenant).map_err(|_| StoreError::UnknownTenant(tenant.to_owned()))?;
+        validate_secret_name("name", name)?;
+        if size > MAX_SECRET_BYTES {
+            return Err(StoreError::InvalidInput {
+                field: "value",
+                message: format!("{size} bytes, over the limit of {MAX_SECRET_BYTES} bytes"),
+            });
+        }
+        let row: Option<SecretInfo> = sqlx::query_as(UPSERT_SECRET)
+            .bind(tenant)
+            .bind(name)
+            .bind(key_id)
+            .bind(nonce)
+            .bind(ciphertext)
+            .bind(size as i32)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.ok_or_else(|| StoreError::UnknownTenant(tenant.to_owned()))
+    }
+
+    /// A tenant's secrets by name, without values.
+    pub async fn list_secrets(&self, tenant: &str) -> Result<Vec<SecretInfo>, StoreError> {
+        if !text::findable(tenant) {
+            return Ok(Vec::new());
+        }
+        Ok(sqlx::query_as(LIST_SECRETS)
+            .bind(tenant)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    /// Deletes secret `name` of `tenant`; false when it had none of that name.
+    pub async fn delete_secret(&self, tenant: &str, name: &str) -> Result<bool, StoreError> {
+        if !text::findable(tenant) || !text::findable(name) {
+            return Ok(false);
+        }
+        let row: Option<(String,)> = sqlx::query_as(DELETE_SECRET)
+            .bind(tenant)
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.is_some())
+    }
+
+    /// The sealed values of those of `names` that `tenant` has set, by name.
+    pub async fn sealed_secrets(
+        &self,
+        tenant: &str,
+        names: &[String],
+    ) -> Result<Vec<SealedSecret>, StoreError> {
+        if names.is_empty() || !text::findable(tenant) {
+            return Ok(Vec::new());
+        }
+        Ok(sqlx::query_as(SEALED_SECRETS)
+            .bind(tenant)
+            .bind(names)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    /// Up to `limit` secrets (of all tenants) not sealed under `key_id`, by tenant and
+    /// name, after `after` (the last row of the previous batch).
+    pub async fn secrets_not_under_key(
+        &self,
+        key_id: &str,
+        after: Option<(&str, &str)>,
+        limit: u32,
+    ) -> Result<Vec<SealedSecret>, StoreError> {
+        let cursor = after.map(|(t, n)| vec![t.to_owned(), n.to_owned()]);
+        Ok(sqlx::query_as(NOT_UNDER_KEY)
+            .bind(key_id)
+            .bind(cursor)
+            .bind(i32::try_from(limit).unwrap_or(i32::MAX))
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    /// Stores a batch of re-sealed values under `key_id` in one guarded statement: a row
+    /// changes only if it still holds the sealed value that was read. Returns how many did.
+    pub async fn reseal_secrets(
+        &self,
+        key_id: &str,
+        batch: &[Resealed],
+    ) -> Result<u64, StoreError> {
+        if batch.is_empty() {
+            return Ok(0);
+        }
+        let col = |f: fn(&Resealed) -> String| batch.iter().map(f).collect::<Vec<_>>();
+        let bytes = |f: fn(&Resealed) -> Vec<u8>| batch.iter().map(f).collect::<Vec<_>>();
+        let rows: Vec<(String, String)> = sqlx::query_as(REKEY_SECRETS)
+            .bind(col(|r| r.old.tenant.clone()))
+            .bind(col(|r| r.old.name.clone()))
+            .bind(col(|r| r.old.key_id.clone()))
+            .bind(bytes(|r| r.old.nonce.clone()))
+            .bind(key_id)
+            .bind(bytes(|r| r.nonce.clone()))
+            .bind(bytes(|r| r.ciphertext.clone()))
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.len() as u64)
+    }
+
+    /// How many secrets (of all tenants) each key id seals, by key id.
+    pub async fn secret_key_counts(&self) -> Result<Vec<(String, i64)>, StoreError> {
+        Ok(sqlx::query_as(KEY_COUNTS).fetch_all(&self.pool).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_syntax_and_errors_name_the_field() {
+        for good in ["A", "_", "STRIPE_KEY", "a1_b2", &"x".repeat(128)] {
+            assert!(validate_secret_name("name", good).is_ok(), "{good}");
+        }
+        for bad in ["", "1ABC", "has-dash", "sp ace", "é", &"x".repeat(129), "A\0"] {
+            let err = validate_secret_name("secret", bad).unwrap_err().to_string();
+            assert!(err.starts_with("invalid secret: "), "{bad:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn values_are_capped_and_refuse_nul() {
+        assert!(check_secret_value(&"v".repeat(MAX_SECRET_BYTES)).is_ok());
+        let err = check_secret_value(&"v".repeat(MAX_SECRET_BYTES + 1)).unwrap_err();
+        assert!(err.to_string().contains("65537 bytes"), "{err}");
+        assert!(check_secret_value("a\0b").unwrap_err().to_string().contains("NUL"));
+    }
+}
