@@ -46,7 +46,10 @@ pub fn load_keyring(
     }
     if let Some(list) = env(OLD_KEYS_ENV) {
         for (i, text) in list.split(',').enumerate() {
-            previous.push(SecretKey::parse(&format!("{OLD_KEYS_ENV} (entry {})", i + 1), text)?);
+            previous.push(SecretKey::parse(
+                &format!("{OLD_KEYS_ENV} (entry {})", i + 1),
+                text,
+            )?);
         }
     }
     match current {
@@ -60,7 +63,8 @@ pub fn load_keyring(
 
 fn read_key(flag: &str, path: &Path) -> anyhow::Result<SecretKey> {
     let origin = format!("{flag} {}", path.display());
-    let text = std::fs::read_to_string(path).with_context(|| format!("{origin}: cannot read it"))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("{origin}: cannot read it"))?;
     Ok(SecretKey::parse(&origin, &text)?)
 }
 
@@ -91,7 +95,14 @@ pub async fn set_secret(
     let keyring = keyring.ok_or(SetSecretError::NoKey)?;
     let sealed = keyring.seal(tenant, name, value)?;
     Ok(store
-        .set_secret(tenant, name, &sealed.key_id, &sealed.nonce, &sealed.ciphertext, value.len())
+        .set_secret(
+            tenant,
+            name,
+            &sealed.key_id,
+            &sealed.nonce,
+            &sealed.ciphertext,
+            value.len(),
+        )
         .await?)
 }
 
@@ -155,8 +166,16 @@ pub async fn secret_grant(
             .map_err(|source| {
                 let (tenant, name) = (tenant.to_owned(), row.name.clone());
                 match source {
-                    OpenError::UnknownKey { .. } => GrantError::UnknownKey { tenant, name, source },
-                    _ => GrantError::Unreadable { tenant, name, source },
+                    OpenError::UnknownKey { .. } => GrantError::UnknownKey {
+                        tenant,
+                        name,
+                        source,
+                    },
+                    _ => GrantError::Unreadable {
+                        tenant,
+                        name,
+                        source,
+                    },
                 }
             })?;
         if let Some(slot) = granted.iter_mut().find(|(n, _)| *n == row.name) {

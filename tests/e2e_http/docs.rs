@@ -32,7 +32,17 @@ async fn the_curl_examples_of_the_http_doc_run_and_answer_as_documented(pool: Pg
     if Command::new("curl").arg("--version").output().is_err() {
         panic!("curl is needed to run the documentation examples");
     }
-    let api = Api::start(&pool).await;
+    // With a secrets key, for the `PUT /v1/secrets/{name}` example.
+    let key = sluice_secrets::SecretKey::generate().unwrap();
+    let api = Api::start_with(
+        &pool,
+        sluice::http::ServeConfig {
+            admin_token: Some(crate::http_support::ENV_ADMIN_TOKEN.into()),
+            secrets: Some(sluice_secrets::Keyring::new(key, Vec::new())),
+            ..sluice::http::ServeConfig::default()
+        },
+    )
+    .await;
     let token = api.tenant("acme").await;
     let dir = std::env::temp_dir().join(format!(
         "sluice-http-doc-{}",

@@ -154,10 +154,7 @@ mod tests {
             providing("wasi:http/outgoing-handler@0.2.12"),
             Some(Contract::V0_2)
         );
-        assert_eq!(
-            providing("sluice:task/secrets@0.2.0"),
-            Some(Contract::V0_2)
-        );
+        assert_eq!(providing("sluice:task/secrets@0.2.0"), Some(Contract::V0_2));
         // Not (yet) provided by any contract this host implements.
         assert_eq!(providing("wasi:http/incoming-handler@0.2.0"), None);
         assert_eq!(providing("sluice:task/secrets@0.1.0"), None);

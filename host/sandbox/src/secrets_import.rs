@@ -21,7 +21,9 @@ impl Host for HostState {
                 if !self.warned_unset.contains(&name) {
                     self.logs.line(
                         "WARN",
-                        &format!("secret {name} is granted but not set (sluice secrets set {name})"),
+                        &format!(
+                            "secret {name} is granted but not set (sluice secrets set {name})"
+                        ),
                     );
                     self.warned_unset.push(name);
                 }

@@ -20,7 +20,13 @@ const VALUE: &str = "tok_9f8e7d6c5b4a";
 async fn call(sandbox: &Sandbox, payload: serde_json::Value, grants: Grants) -> RunReport {
     let component = prepare(sandbox, "bearer-call");
     sandbox
-        .run_with(&component, job(&payload.to_string()), &limits(), grants, CancellationToken::new())
+        .run_with(
+            &component,
+            job(&payload.to_string()),
+            &limits(),
+            grants,
+            CancellationToken::new(),
+        )
         .await
 }
 
@@ -52,15 +58,31 @@ async fn a_granted_value_is_used_and_masked_in_logs_and_errors() {
         secrets: secrets(),
     };
     let url = server.url("/ok");
-    let done = call(&sandbox, serde_json::json!({ "secret": "API_TOKEN", "url": url }), grants.clone()).await;
+    let done = call(
+        &sandbox,
+        serde_json::json!({ "secret": "API_TOKEN", "url": url }),
+        grants.clone(),
+    )
+    .await;
     assert_eq!(output(&done), br#"{"status":200}"#);
     let logs = String::from_utf8_lossy(&done.logs);
     assert!(logs.contains("with token [secret API_TOKEN]"), "{logs}");
-    assert!(logs.contains("[stdout] stdout also sees [secret API_TOKEN]"), "{logs}");
+    assert!(
+        logs.contains("[stdout] stdout also sees [secret API_TOKEN]"),
+        "{logs}"
+    );
     assert!(!logs.contains(VALUE), "{logs}");
-    let failed = call(&sandbox, serde_json::json!({ "secret": "API_TOKEN", "url": url, "fail": true }), grants).await;
+    let failed = call(
+        &sandbox,
+        serde_json::json!({ "secret": "API_TOKEN", "url": url, "fail": true }),
+        grants,
+    )
+    .await;
     let why = reason(&failed);
-    assert!(why.starts_with("guest retry: ") && why.contains("token [secret API_TOKEN]"), "{why}");
+    assert!(
+        why.starts_with("guest retry: ") && why.contains("token [secret API_TOKEN]"),
+        "{why}"
+    );
     assert!(!why.contains(VALUE), "{why}");
     assert_eq!(server.requests().len(), 2);
 }
@@ -70,14 +92,44 @@ async fn ungranted_names_are_not_granted_and_unset_ones_not_found() {
     let sandbox = sandbox();
     let url = "http://127.0.0.1:9/";
     for (grants, name, expected) in [
-        (Grants::default(), "API_TOKEN", "secret API_TOKEN: not-granted"),
-        (Grants { secrets: secrets(), ..Grants::default() }, "OTHER", "secret OTHER: not-granted"),
-        (Grants { secrets: secrets(), ..Grants::default() }, "UNSET", "secret UNSET: not-found"),
+        (
+            Grants::default(),
+            "API_TOKEN",
+            "secret API_TOKEN: not-granted",
+        ),
+        (
+            Grants {
+                secrets: secrets(),
+                ..Grants::default()
+            },
+            "OTHER",
+            "secret OTHER: not-granted",
+        ),
+        (
+            Grants {
+                secrets: secrets(),
+                ..Grants::default()
+            },
+            "UNSET",
+            "secret UNSET: not-found",
+        ),
     ] {
-        let report = call(&sandbox, serde_json::json!({ "secret": name, "url": url }), grants).await;
+        let report = call(
+            &sandbox,
+            serde_json::json!({ "secret": name, "url": url }),
+            grants,
+        )
+        .await;
         let why = reason(&report);
-        assert!(why.starts_with("guest fatal: ") && why.contains(expected), "{why}");
+        assert!(
+            why.starts_with("guest fatal: ") && why.contains(expected),
+            "{why}"
+        );
         let logs = String::from_utf8_lossy(&report.logs);
-        assert_eq!(logs.contains("WARN] secret UNSET is granted but not set"), name == "UNSET", "{logs}");
+        assert_eq!(
+            logs.contains("WARN] secret UNSET is granted but not set"),
+            name == "UNSET",
+            "{logs}"
+        );
     }
 }

@@ -22,7 +22,9 @@ pub struct SecretKey {
 
 impl fmt::Debug for SecretKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SecretKey").field("id", &self.id).finish_non_exhaustive()
+        f.debug_struct("SecretKey")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -50,7 +52,10 @@ impl SecretKey {
             return Err(malformed("it is empty".into()));
         }
         if text.len() != 64 {
-            return Err(malformed(format!("{} characters long", text.chars().count())));
+            return Err(malformed(format!(
+                "{} characters long",
+                text.chars().count()
+            )));
         }
         let mut bytes = Zeroizing::new([0u8; 32]);
         hex::decode_to_slice(text, bytes.as_mut_slice())
@@ -165,7 +170,9 @@ mod tests {
             (&KEY.replace('0', "g"), "not a hex digit"),
             (&"a".repeat(64), "not random"),
         ] {
-            let err = SecretKey::parse("SLUICE_SECRETS_KEY", text).unwrap_err().to_string();
+            let err = SecretKey::parse("SLUICE_SECRETS_KEY", text)
+                .unwrap_err()
+                .to_string();
             assert!(err.starts_with("SLUICE_SECRETS_KEY: "), "{err}");
             assert!(err.contains(problem), "{err}");
             if text.len() > 8 {
@@ -176,7 +183,10 @@ mod tests {
 
     #[test]
     fn a_keyring_finds_its_keys_by_id_and_drops_duplicates() {
-        let (a, b) = (SecretKey::generate().unwrap(), SecretKey::generate().unwrap());
+        let (a, b) = (
+            SecretKey::generate().unwrap(),
+            SecretKey::generate().unwrap(),
+        );
         let ring = Keyring::new(a.clone(), vec![b.clone(), a.clone(), b.clone()]);
         assert_eq!(ring.ids(), [a.id(), b.id()]);
         assert_eq!(ring.find(b.id()).unwrap().id(), b.id());

@@ -143,8 +143,15 @@ mod tests {
         assert_eq!(sealed.key_id, ring.current().id());
         assert_eq!(sealed.nonce.len(), NONCE_LEN);
         assert!(!sealed.ciphertext.windows(11).any(|w| w == b"sk_live_123"));
-        assert_eq!(ring.open("acme", "STRIPE_KEY", &sealed).unwrap(), "sk_live_123");
-        for (tenant, name) in [("other", "STRIPE_KEY"), ("acme", "STRIPE_KEY2"), ("acm", "eSTRIPE_KEY")] {
+        assert_eq!(
+            ring.open("acme", "STRIPE_KEY", &sealed).unwrap(),
+            "sk_live_123"
+        );
+        for (tenant, name) in [
+            ("other", "STRIPE_KEY"),
+            ("acme", "STRIPE_KEY2"),
+            ("acm", "eSTRIPE_KEY"),
+        ] {
             assert!(matches!(
                 ring.open(tenant, name, &sealed),
                 Err(OpenError::Corrupt { .. })

@@ -264,7 +264,14 @@ pub async fn run_types(
             let types = store.list_job_types(Some(&global.tenant)).await?;
             printer.table(
                 &types,
-                &["type", "component id", "max attempts", "timeout", "http", "secrets"],
+                &[
+                    "type",
+                    "component id",
+                    "max attempts",
+                    "timeout",
+                    "http",
+                    "secrets",
+                ],
                 |t| {
                     vec![
                         t.name.clone(),

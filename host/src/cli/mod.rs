@@ -66,7 +66,12 @@ pub struct Global {
     /// `openssl rand -hex 32`), a trailing newline allowed. Or set SLUICE_SECRETS_KEY to
     /// the key itself. Used by worker, serve, secrets set and secrets rotate-key
     /// (docs/secrets.md).
-    #[arg(long, env = "SLUICE_SECRETS_KEY_FILE", global = true, value_name = "PATH")]
+    #[arg(
+        long,
+        env = "SLUICE_SECRETS_KEY_FILE",
+        global = true,
+        value_name = "PATH"
+    )]
     pub secrets_key_file: Option<PathBuf>,
     /// A previous secrets key that only decrypts, during a rotation (repeatable; or
     /// SLUICE_SECRETS_OLD_KEYS, comma-separated keys).

@@ -70,7 +70,9 @@ pub async fn run(
                     bytes
                 }
             };
-            let origin = from_file.as_ref().map_or("stdin".to_owned(), |p| p.display().to_string());
+            let origin = from_file
+                .as_ref()
+                .map_or("stdin".to_owned(), |p| p.display().to_string());
             let mut value = String::from_utf8(bytes)
                 .map_err(|_| anyhow::anyhow!("value: {origin} is not UTF-8 text"))?;
             if !keep_newline {
@@ -101,18 +103,14 @@ pub async fn run(
         }
         SecretsCommand::List => {
             let secrets = store.list_secrets(tenant).await?;
-            printer.table(
-                &secrets,
-                &["NAME", "SIZE", "KEY ID", "UPDATED"],
-                |s| {
-                    vec![
-                        s.name.clone(),
-                        format_size(s.size as u64),
-                        s.key_id.clone(),
-                        s.updated_at.to_rfc3339(),
-                    ]
-                },
-            );
+            printer.table(&secrets, &["NAME", "SIZE", "KEY ID", "UPDATED"], |s| {
+                vec![
+                    s.name.clone(),
+                    format_size(s.size as u64),
+                    s.key_id.clone(),
+                    s.updated_at.to_rfc3339(),
+                ]
+            });
         }
         SecretsCommand::Delete { name } => {
             if !store.delete_secret(tenant, &name).await? {

@@ -387,4 +387,18 @@ mod tests {
             Transition::Release("infrastructure: job type unavailable")
         );
     }
+
+    #[test]
+    fn secrets_this_host_cannot_open_release_and_a_corrupt_one_fails_retryably() {
+        let keyless = ResolveError::NotHere("granted secrets, no key here".into());
+        assert_eq!(
+            unrunnable(&keyless),
+            Transition::Release("not runnable on this host")
+        );
+        let corrupt = ResolveError::Secret("secret K cannot be opened".into());
+        assert_eq!(
+            unrunnable(&corrupt),
+            Transition::Fail(Failure::retry("secret K cannot be opened"))
+        );
+    }
 }

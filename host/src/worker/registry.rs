@@ -171,10 +171,10 @@ impl Registry {
                 }
             })?;
         let grant = Some(Arc::new(grant));
-        self.secrets.lock().expect("registry lock").insert(
-            key,
-            (Instant::now(), record.secrets.clone(), grant.clone()),
-        );
+        self.secrets
+            .lock()
+            .expect("registry lock")
+            .insert(key, (Instant::now(), record.secrets.clone(), grant.clone()));
         Ok(grant)
     }
 

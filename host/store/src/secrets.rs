@@ -249,7 +249,15 @@ mod tests {
         for good in ["A", "_", "STRIPE_KEY", "a1_b2", &"x".repeat(128)] {
             assert!(validate_secret_name("name", good).is_ok(), "{good}");
         }
-        for bad in ["", "1ABC", "has-dash", "sp ace", "é", &"x".repeat(129), "A\0"] {
+        for bad in [
+            "",
+            "1ABC",
+            "has-dash",
+            "sp ace",
+            "é",
+            &"x".repeat(129),
+            "A\0",
+        ] {
             let err = validate_secret_name("secret", bad).unwrap_err().to_string();
             assert!(err.starts_with("invalid secret: "), "{bad:?}: {err}");
         }
@@ -260,6 +268,11 @@ mod tests {
         assert!(check_secret_value(&"v".repeat(MAX_SECRET_BYTES)).is_ok());
         let err = check_secret_value(&"v".repeat(MAX_SECRET_BYTES + 1)).unwrap_err();
         assert!(err.to_string().contains("65537 bytes"), "{err}");
-        assert!(check_secret_value("a\0b").unwrap_err().to_string().contains("NUL"));
+        assert!(
+            check_secret_value("a\0b")
+                .unwrap_err()
+                .to_string()
+                .contains("NUL")
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! tenants; sealed values bound to their tenant and name; the claim leaving types granted
 //! secrets pending on a host that cannot open them; rotate-key's guarded batches.
 
-use sluice_secrets::{Keyring, OpenError, SecretKey, Sealed};
+use sluice_secrets::{Keyring, OpenError, Sealed, SecretKey};
 use sluice_store::{JobTypeSpec, Resealed, SealedSecret, Store, StoreError};
 use sqlx::PgPool;
 
@@ -15,7 +15,14 @@ fn keyring() -> Keyring {
 async fn set(store: &Store, ring: &Keyring, tenant: &str, name: &str, value: &str) {
     let sealed = ring.seal(tenant, name, value).unwrap();
     store
-        .set_secret(tenant, name, &sealed.key_id, &sealed.nonce, &sealed.ciphertext, value.len())
+        .set_secret(
+            tenant,
+            name,
+            &sealed.key_id,
+            &sealed.nonce,
+            &sealed.ciphertext,
+            value.len(),
+        )
         .await
         .unwrap();
 }
@@ -29,8 +36,12 @@ fn as_sealed(row: &SealedSecret) -> Sealed {
 }
 
 async fn open(store: &Store, ring: &Keyring, tenant: &str, name: &str) -> Option<String> {
-    let rows = store.sealed_secrets(tenant, &[name.to_owned()]).await.unwrap();
-    rows.first().map(|row| ring.open(tenant, name, &as_sealed(row)).unwrap())
+    let rows = store
+        .sealed_secrets(tenant, &[name.to_owned()])
+        .await
+        .unwrap();
+    rows.first()
+        .map(|row| ring.open(tenant, name, &as_sealed(row)).unwrap())
 }
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
@@ -41,18 +52,27 @@ async fn secrets_are_set_replaced_listed_without_values_and_deleted(pool: PgPool
     set(&store, &ring, TENANT, "A_TOKEN", "").await;
     let first = store.list_secrets(TENANT).await.unwrap();
     assert_eq!(
-        first.iter().map(|s| (s.name.as_str(), s.size)).collect::<Vec<_>>(),
+        first
+            .iter()
+            .map(|s| (s.name.as_str(), s.size))
+            .collect::<Vec<_>>(),
         [("A_TOKEN", 0), ("STRIPE_KEY", 9)]
     );
     assert!(first.iter().all(|s| s.key_id == ring.current().id()));
-    assert_eq!(open(&store, &ring, TENANT, "STRIPE_KEY").await.unwrap(), "sk_live_1");
+    assert_eq!(
+        open(&store, &ring, TENANT, "STRIPE_KEY").await.unwrap(),
+        "sk_live_1"
+    );
 
     set(&store, &ring, TENANT, "STRIPE_KEY", "sk_live_22").await;
     let replaced = store.list_secrets(TENANT).await.unwrap();
     assert_eq!(replaced[1].size, 10);
     assert_eq!(replaced[1].created_at, first[1].created_at);
     assert!(replaced[1].updated_at >= first[1].updated_at);
-    assert_eq!(open(&store, &ring, TENANT, "STRIPE_KEY").await.unwrap(), "sk_live_22");
+    assert_eq!(
+        open(&store, &ring, TENANT, "STRIPE_KEY").await.unwrap(),
+        "sk_live_22"
+    );
 
     assert!(store.delete_secret(TENANT, "STRIPE_KEY").await.unwrap());
     assert!(!store.delete_secret(TENANT, "STRIPE_KEY").await.unwrap());
@@ -60,13 +80,28 @@ async fn secrets_are_set_replaced_listed_without_values_and_deleted(pool: PgPool
     assert!(open(&store, &ring, TENANT, "STRIPE_KEY").await.is_none());
 
     // Names and sizes are checked before anything is written; the field is named.
-    let bad = store.set_secret(TENANT, "1BAD", "0011223344556677", &[0; 12], &[0; 16], 0).await;
-    assert!(matches!(bad, Err(StoreError::InvalidInput { field: "name", .. })), "{bad:?}");
+    let bad = store
+        .set_secret(TENANT, "1BAD", "0011223344556677", &[0; 12], &[0; 16], 0)
+        .await;
+    assert!(
+        matches!(bad, Err(StoreError::InvalidInput { field: "name", .. })),
+        "{bad:?}"
+    );
     let big = sluice_store::MAX_SECRET_BYTES + 1;
-    let bad = store.set_secret(TENANT, "BIG", "0011223344556677", &[0; 12], &[0; 16], big).await;
-    assert!(matches!(bad, Err(StoreError::InvalidInput { field: "value", .. })), "{bad:?}");
-    let unknown = store.set_secret("nobody", "X", "0011223344556677", &[0; 12], &[0; 16], 0).await;
-    assert!(matches!(unknown, Err(StoreError::UnknownTenant(_))), "{unknown:?}");
+    let bad = store
+        .set_secret(TENANT, "BIG", "0011223344556677", &[0; 12], &[0; 16], big)
+        .await;
+    assert!(
+        matches!(bad, Err(StoreError::InvalidInput { field: "value", .. })),
+        "{bad:?}"
+    );
+    let unknown = store
+        .set_secret("nobody", "X", "0011223344556677", &[0; 12], &[0; 16], 0)
+        .await;
+    assert!(
+        matches!(unknown, Err(StoreError::UnknownTenant(_))),
+        "{unknown:?}"
+    );
 }
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
@@ -76,12 +111,29 @@ async fn a_tenant_never_sees_or_deletes_another_tenants_secrets(pool: PgPool) {
     set(&store, &ring, TENANT, "SHARED_NAME", "acme-value").await;
     assert!(store.list_secrets(OTHER_TENANT).await.unwrap().is_empty());
     assert!(
-        store.sealed_secrets(OTHER_TENANT, &["SHARED_NAME".into()]).await.unwrap().is_empty()
+        store
+            .sealed_secrets(OTHER_TENANT, &["SHARED_NAME".into()])
+            .await
+            .unwrap()
+            .is_empty()
     );
-    assert!(!store.delete_secret(OTHER_TENANT, "SHARED_NAME").await.unwrap());
+    assert!(
+        !store
+            .delete_secret(OTHER_TENANT, "SHARED_NAME")
+            .await
+            .unwrap()
+    );
     set(&store, &ring, OTHER_TENANT, "SHARED_NAME", "globex-value").await;
-    assert_eq!(open(&store, &ring, TENANT, "SHARED_NAME").await.unwrap(), "acme-value");
-    assert_eq!(open(&store, &ring, OTHER_TENANT, "SHARED_NAME").await.unwrap(), "globex-value");
+    assert_eq!(
+        open(&store, &ring, TENANT, "SHARED_NAME").await.unwrap(),
+        "acme-value"
+    );
+    assert_eq!(
+        open(&store, &ring, OTHER_TENANT, "SHARED_NAME")
+            .await
+            .unwrap(),
+        "globex-value"
+    );
 }
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
@@ -102,12 +154,21 @@ async fn a_ciphertext_copied_to_another_tenant_or_name_does_not_open(pool: PgPoo
         .execute(&pool)
         .await
         .unwrap();
-        let rows = store.sealed_secrets(tenant, &[name.to_owned()]).await.unwrap();
+        let rows = store
+            .sealed_secrets(tenant, &[name.to_owned()])
+            .await
+            .unwrap();
         let err = ring.open(tenant, name, &as_sealed(&rows[0])).unwrap_err();
-        assert!(matches!(err, OpenError::Corrupt { .. }), "{tenant}/{name}: {err}");
+        assert!(
+            matches!(err, OpenError::Corrupt { .. }),
+            "{tenant}/{name}: {err}"
+        );
     }
     // The original still opens; no column holds the plain value.
-    assert_eq!(open(&store, &ring, TENANT, "STRIPE_KEY").await.unwrap(), "sk_live_1");
+    assert_eq!(
+        open(&store, &ring, TENANT, "STRIPE_KEY").await.unwrap(),
+        "sk_live_1"
+    );
     let plain: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM sluice.secrets WHERE position('sk_live_1'::bytea IN ciphertext) > 0",
     )
@@ -120,23 +181,50 @@ async fn a_ciphertext_copied_to_another_tenant_or_name_does_not_open(pool: PgPoo
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn grants_are_validated_and_stored_on_the_job_type(pool: PgPool) {
     let store = setup(&pool).await;
-    let component = store.get_job_type(TENANT, JOB).await.unwrap().unwrap().component_id;
+    let component = store
+        .get_job_type(TENANT, JOB)
+        .await
+        .unwrap()
+        .unwrap()
+        .component_id;
     let mut spec = JobTypeSpec::new(TENANT, "pay", component);
     spec.secrets = vec!["STRIPE_KEY".into(), "not-a-name".into()];
     let err = store.set_job_type(&spec).await.unwrap_err();
-    assert!(matches!(err, StoreError::InvalidInput { field: "secrets", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            StoreError::InvalidInput {
+                field: "secrets",
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert!(err.to_string().contains("not-a-name"), "{err}");
     spec.secrets = vec!["STRIPE_KEY".into()];
     let record = store.set_job_type(&spec).await.unwrap();
     assert_eq!(record.secrets, ["STRIPE_KEY"]);
-    assert!(store.get_job_type(TENANT, JOB).await.unwrap().unwrap().secrets.is_empty());
+    assert!(
+        store
+            .get_job_type(TENANT, JOB)
+            .await
+            .unwrap()
+            .unwrap()
+            .secrets
+            .is_empty()
+    );
 }
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn types_granted_secrets_stay_pending_on_a_host_that_cannot_open_them(pool: PgPool) {
     let store = setup(&pool).await;
     let ring = keyring();
-    let component = store.get_job_type(TENANT, JOB).await.unwrap().unwrap().component_id;
+    let component = store
+        .get_job_type(TENANT, JOB)
+        .await
+        .unwrap()
+        .unwrap()
+        .component_id;
     let mut spec = JobTypeSpec::new(TENANT, "pay", component);
     spec.secrets = vec!["STRIPE_KEY".into(), "NOT_SET_YET".into()];
     store.set_job_type(&spec).await.unwrap();
@@ -165,7 +253,13 @@ async fn types_granted_secrets_stay_pending_on_a_host_that_cannot_open_them(pool
     // Under a key it holds (an unset granted name does not hold it back): claimed.
     set(&store, &ring, TENANT, "STRIPE_KEY", "v").await;
     let claimed = store.claim(&req).await.unwrap();
-    assert_eq!(claimed.iter().map(|j| (j.id, j.attempt)).collect::<Vec<_>>(), [(pay, 1)]);
+    assert_eq!(
+        claimed
+            .iter()
+            .map(|j| (j.id, j.attempt))
+            .collect::<Vec<_>>(),
+        [(pay, 1)]
+    );
 }
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
@@ -173,12 +267,22 @@ async fn resealing_walks_rows_in_batches_and_never_overwrites_a_newer_value(pool
     let store = setup(&pool).await;
     let old = keyring();
     for i in 0..5 {
-        set(&store, &old, TENANT, &format!("S{i}"), &format!("value-{i}")).await;
+        set(
+            &store,
+            &old,
+            TENANT,
+            &format!("S{i}"),
+            &format!("value-{i}"),
+        )
+        .await;
     }
     let new = Keyring::new(SecretKey::generate().unwrap(), vec![old.current().clone()]);
     let new_id = new.current().id().to_owned();
     let first = store.secrets_not_under_key(&new_id, None, 3).await.unwrap();
-    assert_eq!(first.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["S0", "S1", "S2"]);
+    assert_eq!(
+        first.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        ["S0", "S1", "S2"]
+    );
     // S1 is set again (under the new key) between the read and the write.
     set(&store, &new, TENANT, "S1", "newer").await;
     let batch: Vec<Resealed> = first
@@ -186,7 +290,11 @@ async fn resealing_walks_rows_in_batches_and_never_overwrites_a_newer_value(pool
         .map(|row| {
             let value = new.open(&row.tenant, &row.name, &as_sealed(row)).unwrap();
             let sealed = new.seal(&row.tenant, &row.name, &value).unwrap();
-            Resealed { old: row.clone(), nonce: sealed.nonce, ciphertext: sealed.ciphertext }
+            Resealed {
+                old: row.clone(),
+                nonce: sealed.nonce,
+                ciphertext: sealed.ciphertext,
+            }
         })
         .collect();
     assert_eq!(store.reseal_secrets(&new_id, &batch).await.unwrap(), 2);
@@ -197,7 +305,10 @@ async fn resealing_walks_rows_in_batches_and_never_overwrites_a_newer_value(pool
         .secrets_not_under_key(&new_id, Some((&last.tenant, &last.name)), 3)
         .await
         .unwrap();
-    assert_eq!(rest.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["S3", "S4"]);
+    assert_eq!(
+        rest.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        ["S3", "S4"]
+    );
     let counts = store.secret_key_counts().await.unwrap();
     let under = |id: &str| counts.iter().find(|(k, _)| k == id).map_or(0, |(_, n)| *n);
     assert_eq!((under(&new_id), under(old.current().id())), (3, 2));
