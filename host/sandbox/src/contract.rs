@@ -100,8 +100,8 @@ const WASI_INTERFACES: &[&str] = &[
 /// `wasi:http` interfaces 0.2 provides (outgoing requests only; no incoming handler).
 const HTTP_INTERFACES: &[&str] = &["wasi:http/types", "wasi:http/outgoing-handler"];
 
-/// `sluice:task` interfaces new in 0.2 that this host implements (`jobs` is not yet).
-const TASK_V0_2_INTERFACES: &[&str] = &["sluice:task/secrets"];
+/// `sluice:task` interfaces new in 0.2 (this host implements them all).
+const TASK_V0_2_INTERFACES: &[&str] = &["sluice:task/secrets", "sluice:task/jobs"];
 
 /// The contract that provides `import` (`name@version`), or `None` if no contract this
 /// host implements does. `wasi:io/poll@0.2.3` → 0.1; `sluice:task/host@0.2.0` → 0.2;

@@ -59,8 +59,8 @@ pub enum ValidationError {
     /// The component imports something the host does not provide.
     #[error(
         "component imports `{name}`, which the host does not provide (tasks may import \
-         sluice:task/host, wasi:http/outgoing-handler (contract 0.2) and WASI 0.2 clocks, \
-         random, cli, io, filesystem and sockets)"
+         sluice:task/host, from contract 0.2 wasi:http/outgoing-handler, sluice:task/secrets \
+         and sluice:task/jobs, and WASI 0.2 clocks, random, cli, io, filesystem and sockets)"
     )]
     UnsupportedImport {
         /// The import's name.

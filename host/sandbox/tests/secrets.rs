@@ -56,6 +56,7 @@ async fn a_granted_value_is_used_and_masked_in_logs_and_errors() {
     let grants = Grants {
         http: Some(http),
         secrets: secrets(),
+        ..Grants::default()
     };
     let url = server.url("/ok");
     let done = call(
