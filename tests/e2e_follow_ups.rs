@@ -2,7 +2,10 @@
 //! enqueues children from inside its attempt (`sluice:task/jobs.enqueue`); they exist
 //! only if the attempt completes, are listed with their parent (`jobs show`, `jobs list
 //! --parent`), wake the worker like any enqueue, and stay within the tenant's caps; an
-//! unknown job type is the guest's error and inserts nothing; one job fans out 10,000.
+//! unknown job type is the guest's error and inserts nothing; one job fans out 10,000;
+//! children the insert refuses at completion (the tenant's payload limit lowered while
+//! the parent ran) fail the parent's attempt, retryably, with none left behind; a
+//! secret the parent read is masked in its children's payloads.
 
 mod support;
 
@@ -215,4 +218,124 @@ async fn one_job_fans_out_ten_thousand_children(pool: PgPool) {
     .await
     .unwrap();
     assert_eq!((pending, distinct_seq), (10_000, 10_000));
+}
+
+/// The job's state and attempt once `done(job)` holds.
+async fn until(sluice: &Sluice, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    wait_for(
+        &format!("job {id}: {what}"),
+        Duration::from_secs(60),
+        || async {
+            let job = show(sluice, id);
+            done(&job).then_some(job)
+        },
+    )
+    .await
+}
+
+#[sqlx::test(migrations = false)]
+async fn children_refused_at_completion_fail_the_attempt_retryably_and_leave_none(pool: PgPool) {
+    let sluice = Sluice::migrated(&pool);
+    sluice.define(
+        "fan",
+        "fan-out",
+        &["--max-attempts", "2", "--backoff-base", "2s"],
+    );
+    sluice.define("echo", "echo", &[]);
+    let _worker = WorkerProcess::spawn(&sluice, "w1", &[]);
+    // The child passes the check when the guest asks (the tenant has no payload limit
+    // then); while the parent still runs, the operator lowers the limit below the child's
+    // payload, so the insert made with the completion refuses it.
+    let parent = enqueue(
+        &sluice,
+        "fan",
+        json!({"type": "echo", "count": 1, "wait_ms": 1500}),
+        &[],
+    );
+    until(&sluice, &parent, "running", |job| job["state"] == "running").await;
+    sluice.ok(&["tenants", "limits", "default", "--max-payload", "8"]);
+    let job = until(&sluice, &parent, "its first attempt failed", |job| {
+        job["last_error"].is_string()
+    })
+    .await;
+    let error = job["last_error"].as_str().unwrap();
+    assert!(
+        error.contains("follow-up jobs refused") && error.contains("payload"),
+        "{job}"
+    );
+    assert_ne!(job["state"], "dead", "retryable: {job}");
+    assert_eq!(job["children_count"], 0, "{job}");
+    // Set right again: the next attempt completes with its child, and only that one.
+    sluice.ok(&["tenants", "limits", "default", "--unset", "payload"]);
+    let job = finished(&sluice, &parent).await;
+    assert_eq!(
+        (job["state"].as_str(), job["attempt"].as_i64()),
+        (Some("completed"), Some(2)),
+        "{job}"
+    );
+    let kids = children(&sluice, &parent);
+    assert_eq!(kids.len(), 1, "{kids:?}");
+    let child = finished(&sluice, &kids[0]["id"].to_string()).await;
+    assert_eq!(output(&child), json!({"n": 0, "attempt": 2}));
+}
+
+#[sqlx::test(migrations = false)]
+async fn a_secret_handed_to_follow_up_jobs_is_masked_in_their_payloads(pool: PgPool) {
+    use std::io::Write;
+    use std::process::Stdio;
+
+    let sluice = Sluice::migrated(&pool);
+    let key = sluice_secrets::SecretKey::generate()
+        .unwrap()
+        .to_hex()
+        .to_string();
+    let value = "xoxb-17-follow-up-secret";
+    let mut set = sluice.command(&["secrets", "set", "TOKEN"]);
+    set.env("SLUICE_SECRETS_KEY", &key)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null());
+    let mut child = set.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(value.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    sluice.define("fan", "fan-out", &["--secret", "TOKEN"]);
+    sluice.define("echo", "echo", &[]);
+    let parent = enqueue(
+        &sluice,
+        "fan",
+        json!({"type": "echo", "count": 2, "secret": "TOKEN"}),
+        &[],
+    );
+    let mut worker = sluice.command(&["worker", "--drain"]);
+    let out = worker.env("SLUICE_SECRETS_KEY", &key).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+
+    let job = show(&sluice, &parent);
+    assert_eq!(job["state"], "completed", "{job}");
+    let kids = children(&sluice, &parent);
+    assert_eq!(kids.len(), 2, "{kids:?}");
+    let mut outputs: Vec<Value> = kids
+        .iter()
+        .map(|kid| {
+            // The child ran (echo returns its payload) with the mask in place of the value.
+            let child = show(&sluice, &kid["id"].to_string());
+            assert_eq!(child["state"], "completed", "{child}");
+            output(&child)
+        })
+        .collect();
+    outputs.sort_by_key(|out| out["n"].as_i64());
+    assert_eq!(
+        outputs,
+        [0, 1].map(|n| json!({"n": n, "attempt": 1, "token": "[secret TOKEN]"}))
+    );
+    let dump = std::process::Command::new("/usr/bin/pg_dump")
+        .arg(&sluice.url)
+        .output()
+        .expect("run pg_dump");
+    assert!(dump.status.success());
+    assert!(!String::from_utf8_lossy(&dump.stdout).contains(value));
 }

@@ -69,6 +69,7 @@ struct Families {
     cancelled: JobCounters,
     released: JobCounters,
     lease_expirations: JobCounters,
+    follow_ups: JobCounters,
     attempts_per_job: JobHistograms,
     instantiate_seconds: JobHistograms,
     duration_seconds: JobHistograms,
@@ -127,6 +128,7 @@ impl Families {
             cancelled: JobCounters::default(),
             released: JobCounters::default(),
             lease_expirations: JobCounters::default(),
+            follow_ups: JobCounters::default(),
             attempts_per_job: JobHistograms::new_with_constructor(attempts_histogram),
             instantiate_seconds: JobHistograms::new_with_constructor(instantiate_histogram),
             duration_seconds: JobHistograms::new_with_constructor(duration_histogram),
@@ -175,6 +177,7 @@ impl Families {
             "Claimed jobs given back without using an attempt (shutdown, infrastructure failure)",
             f.released.clone(),
         );
+        r.register("sluice_follow_up_jobs", "Follow-up jobs written with their parent's completion, by the parent's tenant and type (one whose idempotency key was taken is counted, not created)", f.follow_ups.clone());
         r.register("sluice_lease_expirations", "Running jobs whose lease expired (their host died or stalled), taken back by this host's reaper", f.lease_expirations.clone());
         r.register(
             "sluice_job_attempts",
@@ -436,6 +439,17 @@ impl Metrics {
             f.attempts_per_job
                 .get_or_create(&labels)
                 .observe(f64::from(attempt.max(0)));
+        }
+    }
+
+    /// A completion of a `tenant`/`job_type` job was written with `count` follow-up jobs.
+    pub fn follow_ups_written(&self, tenant: &str, job_type: &str, count: usize) {
+        if count > 0 {
+            let labels = self.labels(tenant, job_type);
+            self.f()
+                .follow_ups
+                .get_or_create(&labels)
+                .inc_by(count as u64);
         }
     }
 

@@ -9,7 +9,7 @@
 use std::sync::{Arc, Mutex};
 
 use sluice_sandbox::{Failure as SandboxFailure, JobInput, Outcome, RunReport};
-use sluice_store::{Backoff, ClaimedJob, Completion, Failure, Lease, NewJob};
+use sluice_store::{AttemptOutcome, Backoff, ClaimedJob, Completion, Failure, Lease, NewJob};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info, info_span, warn};
@@ -205,6 +205,7 @@ pub(super) async fn run_attempt(
                 follow_ups,
                 ..
             } = report;
+            let children = follow_ups.len();
             let follow_ups = follow_ups
                 .into_iter()
                 .map(|asked| to_new_job(&tenant, asked))
@@ -222,11 +223,15 @@ pub(super) async fn run_attempt(
                 log_guest_output(&logs, logs_truncated);
                 record(&completer, lease, next).await
             };
-            if quiet {
+            let recorded = if quiet {
                 recording.await
             } else {
                 recording.instrument(span()).await
+            };
+            if recorded == Some(AttemptOutcome::Completed) {
+                metrics.follow_ups_written(&tenant, &job_type, children);
             }
+            recorded
         }
     };
     metrics.attempt_recorded(&tenant, &job_type, attempt, recorded);

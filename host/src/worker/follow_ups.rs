@@ -8,7 +8,7 @@
 //! attempt's success) or let a follow-up name another tenant (the tenant is always the
 //! attempt's own, never the guest's to choose).
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use chrono::DateTime;
 use sluice_sandbox::{CheckFuture, FollowUp, FollowUpCheck, FollowUpGrant, FollowUpRefusal};
@@ -22,8 +22,9 @@ pub const DEFAULT_MAX_FOLLOW_UPS: u32 = 1000;
 /// Their payload bytes together when its tenant sets no cap (16 MiB).
 pub const DEFAULT_MAX_FOLLOW_UP_BYTES: u64 = 16 << 20;
 
-/// The grant for one attempt of a job of `tenant`. `default_payload` is the host's
-/// payload limit for tenants without `max_payload_bytes`.
+/// The grant for the attempts of `tenant`'s jobs (the registry caches it with the
+/// tenant's record). `default_payload` is the host's payload limit for tenants without
+/// `max_payload_bytes`.
 pub(super) fn grant(
     registry: &Arc<Registry>,
     tenant: &TenantRecord,
@@ -38,7 +39,8 @@ pub(super) fn grant(
             .max_follow_up_bytes
             .map_or(DEFAULT_MAX_FOLLOW_UP_BYTES, |n| n.max(0) as u64),
         check: Arc::new(TenantJobTypes {
-            registry: registry.clone(),
+            // Weak: the registry's cache holds this grant.
+            registry: Arc::downgrade(registry),
             tenant: tenant.id.clone(),
             max_payload: limits.max_payload_bytes.map_or(default_payload, i64::from),
         }),
@@ -47,7 +49,13 @@ pub(super) fn grant(
 
 /// The job the guest asked for, as the store takes it: the attempt's tenant, and the
 /// same defaults as any enqueue (medium priority, due now, the type's attempts).
-pub(super) fn to_new_job(tenant: &str, follow_up: FollowUp) -> Result<NewJob, String> {
+pub(super) fn to_new_job(tenant: &str, mut follow_up: FollowUp) -> Result<NewJob, String> {
+    let payload = std::mem::take(&mut follow_up.payload);
+    new_job(tenant, &follow_up, payload)
+}
+
+/// [`to_new_job`] with the payload given apart, so a check need not copy it.
+fn new_job(tenant: &str, follow_up: &FollowUp, payload: Vec<u8>) -> Result<NewJob, String> {
     let run_at = match (follow_up.delay, follow_up.run_at_ms) {
         (Some(delay), _) => RunAt::Delay(delay),
         (None, Some(ms)) => RunAt::At(DateTime::from_timestamp_millis(ms).ok_or_else(|| {
@@ -59,12 +67,12 @@ pub(super) fn to_new_job(tenant: &str, follow_up: FollowUp) -> Result<NewJob, St
         .max_attempts
         .map(|n| i32::try_from(n).map_err(|_| format!("invalid max-attempts: {n} is too large")))
         .transpose()?;
-    let mut job = NewJob::new(tenant, follow_up.job_type, follow_up.payload)
+    let mut job = NewJob::new(tenant, follow_up.job_type.clone(), payload)
         .with_priority(follow_up.priority.map_or(priority::MEDIUM, i32::from))
         .with_run_at(run_at);
     job.max_attempts = max_attempts;
-    if let Some(key) = follow_up.idempotency_key {
-        job = job.with_idempotency_key(key, KeyScope::Retained);
+    if let Some(key) = &follow_up.idempotency_key {
+        job = job.with_idempotency_key(key.clone(), KeyScope::Retained);
     }
     job.validate().map_err(|e| e.to_string())?;
     Ok(job)
@@ -72,7 +80,7 @@ pub(super) fn to_new_job(tenant: &str, follow_up: FollowUp) -> Result<NewJob, St
 
 /// The check of one attempt's follow-ups: they belong to `tenant`.
 struct TenantJobTypes {
-    registry: Arc<Registry>,
+    registry: Weak<Registry>,
     tenant: String,
     max_payload: i64,
 }
@@ -87,12 +95,14 @@ impl FollowUpCheck for TenantJobTypes {
                     self.max_payload
                 )));
             }
-            to_new_job(&self.tenant, follow_up.clone()).map_err(FollowUpRefusal::Invalid)?;
-            match self
-                .registry
-                .job_type(&self.tenant, &follow_up.job_type)
-                .await
-            {
+            // The options as any enqueue checks them (the payload is not looked at).
+            new_job(&self.tenant, follow_up, Vec::new()).map_err(FollowUpRefusal::Invalid)?;
+            let Some(registry) = self.registry.upgrade() else {
+                return Err(FollowUpRefusal::Unavailable(
+                    "the worker is shutting down".to_owned(),
+                ));
+            };
+            match registry.job_type(&self.tenant, &follow_up.job_type).await {
                 Ok(_) => Ok(()),
                 Err(ResolveError::Permanent(_) | ResolveError::NotHere(_)) => {
                     Err(FollowUpRefusal::UnknownJobType(follow_up.job_type.clone()))

@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
 use chrono::{DateTime, Utc};
-use sluice_sandbox::{Contract, Grants, HttpGrant, Limits, Sandbox, SecretGrant, TaskComponent};
+use sluice_sandbox::{
+    Contract, FollowUpGrant, Grants, HttpGrant, Limits, Sandbox, SecretGrant, TaskComponent,
+};
 use sluice_secrets::Keyring;
 use sluice_store::{Backoff, JobTypeRecord, Store, TenantLimits, TenantRecord};
 
@@ -60,12 +62,17 @@ pub enum ResolveError {
 /// A type's secret grant as last resolved: when, for which names, what.
 type CachedSecrets = (Instant, Vec<String>, Option<Arc<SecretGrant>>);
 
+/// A tenant's record as last read, and the follow-up grant built from it.
+type CachedTenant = (Instant, TenantRecord, Arc<FollowUpGrant>);
+
 pub struct Registry {
     store: Store,
     sandbox: Sandbox,
     defaults: Limits,
     types: Mutex<HashMap<(String, String), (Instant, JobTypeRecord)>>,
-    tenants: Mutex<HashMap<String, (Instant, TenantRecord)>>,
+    /// Each tenant's record (caps, egress bound) and the follow-up grant its 0.2
+    /// attempts get, built once per record rather than once per attempt.
+    tenants: Mutex<HashMap<String, CachedTenant>>,
     /// Each type's outbound HTTP grant, built from its record and its tenant's (so at most
     /// a TTL behind either) once, not parsed again for every attempt.
     #[allow(clippy::type_complexity)]
@@ -118,12 +125,11 @@ impl Registry {
         job_type: &str,
     ) -> Result<ResolvedType, ResolveError> {
         let record = self.job_type(tenant, job_type).await?;
-        let tenant = self.tenant(tenant).await?;
+        let (tenant, follow_ups) = self.tenant(tenant).await?;
         let component = self.component(record.component_id).await?;
         let http = self.grant(&record, &tenant);
         // Only 0.2 components can import `sluice:task/jobs`.
-        let follow_ups = (component.contract() >= Contract::V0_2)
-            .then(|| follow_ups::grant(self, &tenant, self.store.default_max_payload_bytes()));
+        let follow_ups = (component.contract() >= Contract::V0_2).then_some(follow_ups);
         let secrets = self.secrets(&record).await?;
         Ok(ResolvedType {
             component,
@@ -221,13 +227,17 @@ impl Registry {
         grant
     }
 
-    /// The tenant's caps and egress bound, cached like job types (`sluice tenants
-    /// limits|egress` take effect within the TTL).
-    async fn tenant(&self, tenant: &str) -> Result<TenantRecord, ResolveError> {
-        if let Some((at, caps)) = self.tenants.lock().expect("registry lock").get(tenant)
+    /// The tenant's caps and egress bound, and the follow-up grant they give, cached like
+    /// job types (`sluice tenants limits|egress` take effect within the TTL).
+    async fn tenant(
+        self: &Arc<Self>,
+        tenant: &str,
+    ) -> Result<(TenantRecord, Arc<FollowUpGrant>), ResolveError> {
+        if let Some((at, caps, follow_ups)) =
+            self.tenants.lock().expect("registry lock").get(tenant)
             && at.elapsed() < JOB_TYPE_TTL
         {
-            return Ok(caps.clone());
+            return Ok((caps.clone(), follow_ups.clone()));
         }
         let caps = self
             .store
@@ -237,11 +247,12 @@ impl Registry {
             .ok_or_else(|| {
                 ResolveError::Permanent(format!("tenant `{tenant}` no longer exists"))
             })?;
-        self.tenants
-            .lock()
-            .expect("registry lock")
-            .insert(tenant.to_owned(), (Instant::now(), caps.clone()));
-        Ok(caps)
+        let follow_ups = follow_ups::grant(self, &caps, self.store.default_max_payload_bytes());
+        self.tenants.lock().expect("registry lock").insert(
+            tenant.to_owned(),
+            (Instant::now(), caps.clone(), follow_ups.clone()),
+        );
+        Ok((caps, follow_ups))
     }
 
     async fn component(&self, component_id: i64) -> Result<TaskComponent, ResolveError> {

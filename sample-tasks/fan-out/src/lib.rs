@@ -5,10 +5,15 @@
 //! - `"delay_ms"`, `"priority"`, `"max_attempts"`, `"key_prefix"` (each child's key is
 //!   the prefix and its number): passed to every child;
 //! - `"keep_going": true`: a refused `enqueue` does not fail the attempt; the output
-//!   reports it instead.
+//!   reports it instead;
+//! - `"secret": "NAME"`: reads the tenant's secret NAME and hands its value to every
+//!   child (`"token"`), which the host masks in what it keeps of the children;
+//! - `"wait_ms": N`: busy-waits N ms after enqueueing, before the attempt ends.
 //!
-//! Child `i` gets the payload `{"n": i, "attempt": <this attempt>}`. The output is
-//! `{"enqueued": k, "refused": null | "<the error>"}`.
+//! Child `i` gets the payload `{"n": i, "attempt": <this attempt>}` (plus `"token"`).
+//! The output is `{"enqueued": k, "refused": null | "<the error>"}`.
+
+use std::time::{Duration, Instant};
 
 use sluice_guest::jobs::{self, Options};
 use sluice_guest::serde_json::json;
@@ -33,6 +38,10 @@ struct Args {
     key_prefix: Option<String>,
     #[serde(default)]
     keep_going: bool,
+    #[serde(default)]
+    secret: Option<String>,
+    #[serde(default)]
+    wait_ms: u64,
 }
 
 fn options(args: &Args, n: u32) -> Options {
@@ -54,10 +63,18 @@ fn options(args: &Args, n: u32) -> Options {
 
 fn run(job: Job) -> TaskResult {
     let args: Args = job.json()?;
+    let token = args
+        .secret
+        .as_deref()
+        .map(sluice_guest::secrets::get)
+        .transpose()?;
     let mut enqueued = 0;
     let mut refused = None;
     for n in 0..args.count {
-        let payload = json!({ "n": n, "attempt": job.attempt });
+        let mut payload = json!({ "n": n, "attempt": job.attempt });
+        if let Some(token) = &token {
+            payload["token"] = json!(token);
+        }
         match jobs::enqueue_json(&args.job_type, &payload, options(&args, n)) {
             Ok(()) => enqueued += 1,
             Err(e) if args.keep_going => {
@@ -66,6 +83,10 @@ fn run(job: Job) -> TaskResult {
             }
             Err(e) => return Err(e.into()),
         }
+    }
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(args.wait_ms) {
+        std::hint::spin_loop();
     }
     match args.then.as_deref() {
         _ if args.retry_first && job.attempt == 1 => {
