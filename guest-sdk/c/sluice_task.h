@@ -319,23 +319,38 @@ static inline bool sluice_http_send(const sluice_http_request_t *req, sluice_htt
         if (strcasecmp(m, methods[i]) == 0) method.tag = i;
     }
 
-    /* Headers (names lowercased). */
+    /* Headers (names lowercased), plus content-length for a body (room for one more). */
     task_tuple2_field_name_field_value_t *entries =
-        (task_tuple2_field_name_field_value_t *)sluice_http_alloc(req->header_count * sizeof *entries);
+        (task_tuple2_field_name_field_value_t *)sluice_http_alloc((req->header_count + 1) * sizeof *entries);
+    size_t entry_count = 0;
+    bool has_length = false;
     for (size_t i = 0; i < req->header_count; i++) {
         const sluice_http_header_t *h = &req->headers[i];
         size_t n = strlen(h->name);
         char *lower = (char *)sluice_http_alloc(n);
         for (size_t j = 0; j < n; j++) lower[j] = (char)(h->name[j] >= 'A' && h->name[j] <= 'Z' ? h->name[j] | 0x20 : h->name[j]);
+        if (n == 14 && memcmp(lower, "content-length", 14) == 0) has_length = true;
         entries[i].f0 = sluice_http_str(lower, n);
         entries[i].f1.ptr = (uint8_t *)h->value;
         entries[i].f1.len = h->value_len ? h->value_len : strlen(h->value);
+        entry_count++;
     }
-    task_list_tuple2_field_name_field_value_t list = {entries, req->header_count};
+    /* The whole body is known: declare its length, so it is not sent chunked (which many
+     * APIs refuse) and the host can refuse one over its cap before connecting. */
+    char length[24];
+    if (req->body_len && !has_length) {
+        char *name = (char *)sluice_http_alloc(14);
+        memcpy(name, "content-length", 14);
+        entries[entry_count].f0 = sluice_http_str(name, 14);
+        entries[entry_count].f1.ptr = (uint8_t *)length;
+        entries[entry_count].f1.len = (size_t)snprintf(length, sizeof length, "%zu", req->body_len);
+        entry_count++;
+    }
+    task_list_tuple2_field_name_field_value_t list = {entries, entry_count};
     wasi_http_types_own_fields_t fields;
     wasi_http_types_header_error_t header_error;
     bool headers_ok = wasi_http_types_static_fields_from_list(&list, &fields, &header_error);
-    for (size_t i = 0; i < req->header_count; i++) free(entries[i].f0.ptr);
+    for (size_t i = 0; i < entry_count; i++) free(entries[i].f0.ptr);
     free(entries);
     if (!headers_ok) {
         free(path);

@@ -351,6 +351,10 @@ def request(
     entries = [
         (str(n).lower(), v.encode("utf-8") if isinstance(v, str) else bytes(v)) for n, v in pairs
     ]
+    # The whole body is known: declare its length, so it is not sent chunked (which many
+    # APIs refuse) and the host can refuse one over its cap before connecting.
+    if data and not any(n == "content-length" for n, _ in entries):
+        entries.append(("content-length", str(len(data)).encode("ascii")))
     scheme, authority, path = _split_url(url)
     try:
         fields = _http.Fields.from_list(entries)
