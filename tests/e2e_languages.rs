@@ -14,13 +14,12 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::PgPool;
-use support::{Sluice, repo_root};
+use support::{Sluice, guest, repo_root};
 
 /// One guest language and what its samples cover.
 struct Lang {
@@ -77,21 +76,6 @@ async fn c_tasks_keep_the_contract(pool: PgPool) {
 #[sqlx::test(migrations = false)]
 async fn go_tasks_keep_the_contract(pool: PgPool) {
     contract(&pool, &GO).await;
-}
-
-/// A guest component built by `scripts/build-guests`.
-fn guest(lang: &str, name: &str) -> PathBuf {
-    let path = repo_root()
-        .join("sample-tasks")
-        .join(lang)
-        .join("build")
-        .join(format!("{name}.wasm"));
-    assert!(
-        path.exists(),
-        "guest component {} is missing: run scripts/build-guests (scripts/test does)",
-        path.display()
-    );
-    path
 }
 
 /// The binary with a component cache shared by every test of this file: the big

@@ -15,8 +15,7 @@ mod support;
 #[allow(dead_code)]
 mod egress_support;
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use egress_support::{Reply, TestServer};
@@ -25,60 +24,17 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use sluice_secrets::{Keyring, SecretKey};
 use sqlx::PgPool;
+use support::secrets::{key_id, keyed, new_key, ok, output_of, set_secret};
 use support::worker_process::WorkerProcess;
 use support::{Sluice, wait_for};
 
 /// The operator's opening for the test server, and nothing else.
 const LOOPBACK: &str = "127.0.0.1/32";
 
-fn new_key() -> String {
-    SecretKey::generate().unwrap().to_hex().to_string()
-}
-
-fn key_id(hex: &str) -> String {
-    SecretKey::parse("test", hex).unwrap().id().to_owned()
-}
-
 fn key_file(hex: &str) -> std::path::PathBuf {
     let path = std::env::temp_dir().join(format!("sluice-e2e-key-{}", key_id(hex)));
     std::fs::write(&path, format!("{hex}\n")).unwrap();
     path
-}
-
-/// `sluice ARGS` with the current key in SLUICE_SECRETS_KEY (`None`: no key).
-fn keyed(sluice: &Sluice, key: Option<&str>, args: &[&str]) -> Command {
-    let mut command = sluice.command(args);
-    command.env_remove("SLUICE_SECRETS_KEY");
-    if let Some(key) = key {
-        command.env("SLUICE_SECRETS_KEY", key);
-    }
-    command
-}
-
-fn output_of(mut command: Command, stdin: Option<&[u8]>) -> Output {
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command.spawn().expect("run sluice");
-    let mut pipe = child.stdin.take().unwrap();
-    if let Some(bytes) = stdin {
-        pipe.write_all(bytes).unwrap();
-    }
-    drop(pipe);
-    child.wait_with_output().unwrap()
-}
-
-fn ok(command: Command, stdin: Option<&[u8]>) -> String {
-    let out = output_of(command, stdin);
-    assert!(
-        out.status.success(),
-        "failed ({}):\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 fn failed(command: Command, stdin: Option<&[u8]>) -> String {
@@ -89,12 +45,6 @@ fn failed(command: Command, stdin: Option<&[u8]>) -> String {
         String::from_utf8_lossy(&out.stdout)
     );
     String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// `sluice --json --tenant T secrets set NAME` with `value` on stdin.
-fn set_secret(sluice: &Sluice, key: &str, tenant: &str, name: &str, value: &str) {
-    let args = ["--json", "--tenant", tenant, "secrets", "set", name];
-    ok(keyed(sluice, Some(key), &args), Some(value.as_bytes()));
 }
 
 fn enqueue(sluice: &Sluice, tenant: &str, job_type: &str, payload: Value) -> String {

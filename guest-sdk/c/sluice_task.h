@@ -14,7 +14,8 @@
  * Header-only, on top of the bindings wit-bindgen generates from the contract: wit/task.wit
  * (0.1: bindings/task.h and bindings/task.c) or wit/v0.2 (0.2: bindings/v0.2/; put that
  * folder on the include path instead and compile its task.c with your task). Built against
- * 0.2, the header also has a blocking HTTP client, sluice_http_* (below). `SLUICE_TASK(fn)`
+ * 0.2, the header also has a blocking HTTP client (sluice_http_*), follow-up jobs
+ * (sluice_enqueue) and secrets (sluice_secret_get), below. `SLUICE_TASK(fn)`
  * defines the component's `run` export: it calls `fn`, frees the job, and hands the result
  * to the host. `sluice_ok*` complete the job with a copy of the bytes; `sluice_retry` asks
  * for another attempt with backoff; `sluice_fatal` sends the job to `dead` at once. A trap
@@ -319,23 +320,38 @@ static inline bool sluice_http_send(const sluice_http_request_t *req, sluice_htt
         if (strcasecmp(m, methods[i]) == 0) method.tag = i;
     }
 
-    /* Headers (names lowercased). */
+    /* Headers (names lowercased), plus content-length for a body (room for one more). */
     task_tuple2_field_name_field_value_t *entries =
-        (task_tuple2_field_name_field_value_t *)sluice_http_alloc(req->header_count * sizeof *entries);
+        (task_tuple2_field_name_field_value_t *)sluice_http_alloc((req->header_count + 1) * sizeof *entries);
+    size_t entry_count = 0;
+    bool has_length = false;
     for (size_t i = 0; i < req->header_count; i++) {
         const sluice_http_header_t *h = &req->headers[i];
         size_t n = strlen(h->name);
         char *lower = (char *)sluice_http_alloc(n);
         for (size_t j = 0; j < n; j++) lower[j] = (char)(h->name[j] >= 'A' && h->name[j] <= 'Z' ? h->name[j] | 0x20 : h->name[j]);
+        if (n == 14 && memcmp(lower, "content-length", 14) == 0) has_length = true;
         entries[i].f0 = sluice_http_str(lower, n);
         entries[i].f1.ptr = (uint8_t *)h->value;
         entries[i].f1.len = h->value_len ? h->value_len : strlen(h->value);
+        entry_count++;
     }
-    task_list_tuple2_field_name_field_value_t list = {entries, req->header_count};
+    /* The whole body is known: declare its length, so it is not sent chunked (which many
+     * APIs refuse) and the host can refuse one over its cap before connecting. */
+    char length[24];
+    if (req->body_len && !has_length) {
+        char *name = (char *)sluice_http_alloc(14);
+        memcpy(name, "content-length", 14);
+        entries[entry_count].f0 = sluice_http_str(name, 14);
+        entries[entry_count].f1.ptr = (uint8_t *)length;
+        entries[entry_count].f1.len = (size_t)snprintf(length, sizeof length, "%zu", req->body_len);
+        entry_count++;
+    }
+    task_list_tuple2_field_name_field_value_t list = {entries, entry_count};
     wasi_http_types_own_fields_t fields;
     wasi_http_types_header_error_t header_error;
     bool headers_ok = wasi_http_types_static_fields_from_list(&list, &fields, &header_error);
-    for (size_t i = 0; i < req->header_count; i++) free(entries[i].f0.ptr);
+    for (size_t i = 0; i < entry_count; i++) free(entries[i].f0.ptr);
     free(entries);
     if (!headers_ok) {
         free(path);
@@ -537,5 +553,76 @@ static inline bool sluice_enqueue(const char *job_type, const void *payload, siz
     return false;
 }
 #endif /* SLUICE_TASK_JOBS_ENQUEUE_ERROR_INVALID */
+
+#ifdef SLUICE_TASK_SECRETS_SECRET_ERROR_NOT_GRANTED
+/*
+ * Secrets (contract 0.2): the job's tenant's secrets granted to the job type
+ * (`sluice types set T --secret NAME`), read by name (docs/secrets.md).
+ *
+ *   sluice_secret_t key;
+ *   sluice_secret_error_t err;
+ *   if (!sluice_secret_get("STRIPE_KEY", &key, &err))
+ *       return sluice_fatal("%s", err.message);   // err.code: "not-granted" / "not-found"
+ *   ... key.value (NUL-terminated, key.len bytes) ...
+ *   sluice_secret_free(&key);
+ *
+ * On success *secret owns a malloc'ed copy of the value: the task must call
+ * sluice_secret_free on it (which overwrites the bytes before freeing them). On failure
+ * *secret is zeroed (freeing it is harmless) and err->code is "not-granted" (the type is
+ * not granted the name) or "not-found" (granted, but the tenant has not set it), with
+ * err->message "secret NAME: <code> (<how to fix it>)". Either will be the same on a
+ * retry: fail with sluice_fatal. The value is masked as `[secret NAME]` in everything the
+ * host keeps of this attempt, but only as it is: log it as it is, never encoded.
+ */
+typedef struct sluice_secret_t {
+    char *value; /* NUL-terminated (values never hold a NUL) */
+    size_t len;  /* bytes, without the NUL */
+} sluice_secret_t;
+
+typedef struct sluice_secret_error_t {
+    const char *code;  /* "not-granted" or "not-found" */
+    char message[256]; /* "secret NAME: <code> (<how to fix it>)", truncated to fit */
+} sluice_secret_error_t;
+
+/* Reads secret `name` (NUL-terminated) into *secret; false with *err filled in if it
+ * cannot be read. */
+static inline bool sluice_secret_get(const char *name, sluice_secret_t *secret, sluice_secret_error_t *err) {
+    task_string_t wit_name = {(uint8_t *)name, strlen(name)};
+    task_string_t value;
+    sluice_task_secrets_secret_error_t refused;
+    memset(secret, 0, sizeof *secret);
+    if (!sluice_task_secrets_get(&wit_name, &value, &refused)) {
+        if (refused.tag == SLUICE_TASK_SECRETS_SECRET_ERROR_NOT_GRANTED) {
+            err->code = "not-granted";
+            snprintf(err->message, sizeof err->message,
+                     "secret %s: not-granted (grant it with `sluice types set TYPE --secret %s`)", name, name);
+        } else {
+            err->code = "not-found";
+            snprintf(err->message, sizeof err->message,
+                     "secret %s: not-found (granted, but not set: `sluice secrets set %s`)", name, name);
+        }
+        return false;
+    }
+    /* The host's copy was malloc'ed by cabi_realloc (an empty one is not allocated):
+     * grow it by the NUL rather than copying the value again. */
+    char *text = (char *)(value.len ? realloc(value.ptr, value.len + 1) : malloc(1));
+    if (!text) abort();
+    text[value.len] = 0;
+    secret->value = text;
+    secret->len = value.len;
+    return true;
+}
+
+/* Overwrites and frees what sluice_secret_get filled in (safe on a zeroed secret). */
+static inline void sluice_secret_free(sluice_secret_t *secret) {
+    if (secret->value) {
+        volatile char *p = secret->value;
+        for (size_t i = 0; i < secret->len; i++) p[i] = 0;
+        free(secret->value);
+    }
+    secret->value = NULL;
+    secret->len = 0;
+}
+#endif /* SLUICE_TASK_SECRETS_SECRET_ERROR_NOT_GRANTED */
 
 #endif /* SLUICE_TASK_H */

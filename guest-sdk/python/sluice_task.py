@@ -42,6 +42,17 @@ in the same transaction as its success; docs/task-authors.md):
 
 A refused follow-up raises `EnqueueError` (a `Fatal`), whose `kind` is
 `unknown-job-type`, `invalid` or `limit-exceeded`.
+
+And read the tenant's secrets granted to the job type (docs/secrets.md); every value read
+is masked as `[secret NAME]` in the log, the error and the output the host keeps:
+
+    from sluice_task import SecretError, get_secret
+
+    key = get_secret("STRIPE_KEY")   # str
+    http.post(url, json={...}, headers={"authorization": f"Bearer {key}"})
+
+A name the job type is not granted, or one the tenant has not set, raises `SecretError`
+(a `Fatal`), whose `code` is `not-granted` or `not-found`.
 """
 
 import json as _json
@@ -66,6 +77,10 @@ try:
     from wit_world.imports import jobs as _jobs
 except ImportError:  # built against sluice:task@0.1.0
     _jobs = None
+try:
+    from wit_world.imports import secrets as _secrets
+except ImportError:  # built against sluice:task@0.1.0
+    _secrets = None
 
 __all__ = [
     "EnqueueError",
@@ -74,9 +89,11 @@ __all__ = [
     "Job",
     "Response",
     "Retry",
+    "SecretError",
     "TaskError",
     "cancelled",
     "enqueue",
+    "get_secret",
     "http",
     "log",
     "task",
@@ -351,6 +368,10 @@ def request(
     entries = [
         (str(n).lower(), v.encode("utf-8") if isinstance(v, str) else bytes(v)) for n, v in pairs
     ]
+    # The whole body is known: declare its length, so it is not sent chunked (which many
+    # APIs refuse) and the host can refuse one over its cap before connecting.
+    if data and not any(n == "content-length" for n, _ in entries):
+        entries.append(("content-length", str(len(data)).encode("ascii")))
     scheme, authority, path = _split_url(url)
     try:
         fields = _http.Fields.from_list(entries)
@@ -508,3 +529,45 @@ def enqueue(
         error = e.value
         kind = _ENQUEUE_ERRORS.get(type(error).__name__, type(error).__name__)
         raise EnqueueError(kind, str(error.value)) from None
+
+
+# --- Secrets (contract 0.2) -----------------------------------------------------------
+
+
+class SecretError(Fatal):
+    """A secret this attempt cannot read. `code` is `not-granted` (the job type is not
+    granted the name: `sluice types set TYPE --secret NAME`) or `not-found` (granted, but
+    the tenant has not set it: `sluice secrets set NAME`); `secret` is the name. Uncaught,
+    it fails the attempt permanently: the next attempt would get the same answer."""
+
+    def __init__(self, code: str, secret: str):
+        hint = (
+            f"grant it with `sluice types set TYPE --secret {secret}`"
+            if code == "not-granted"
+            else f"granted, but not set: `sluice secrets set {secret}`"
+        )
+        super().__init__(f"secret {secret}: {code} ({hint})")
+        self.code = code
+        self.secret = secret
+
+
+_SECRET_ERRORS = {
+    "SecretError_NotGranted": "not-granted",
+    "SecretError_NotFound": "not-found",
+}
+
+
+def get_secret(name: str) -> str:
+    """The value of the job's tenant's secret `name` (granted to the job type).
+
+    Raises `SecretError` (`code` `not-granted` or `not-found`). The value is masked as
+    `[secret NAME]` in everything the host keeps of this attempt, but only as it is:
+    log and return the value itself, never a transformed form (base64, hex, a hash).
+    """
+    if _secrets is None:
+        raise Fatal("secrets need contract 0.2: build against wit/v0.2 (docs/guests/python.md)")
+    try:
+        return _secrets.get(name)
+    except _Err as e:
+        code = _SECRET_ERRORS.get(type(e.value).__name__, type(e.value).__name__)
+        raise SecretError(code, name) from None

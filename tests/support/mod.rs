@@ -13,6 +13,7 @@ use sqlx::PgPool;
 pub mod cluster;
 pub mod fixture;
 pub mod jobs;
+pub mod secrets;
 pub mod worker_process;
 
 #[allow(unused_imports)] // not every test binary builds a fixture
@@ -34,6 +35,22 @@ pub fn sample(name: &str) -> PathBuf {
     assert!(
         path.exists(),
         "sample component {} is missing: run scripts/build-samples (scripts/test does)",
+        path.display()
+    );
+    path
+}
+
+/// A guest-language sample component built by `scripts/build-guests`
+/// (`sample-tasks/<lang>/build/<name>.wasm`).
+pub fn guest(lang: &str, name: &str) -> PathBuf {
+    let path = repo_root()
+        .join("sample-tasks")
+        .join(lang)
+        .join("build")
+        .join(format!("{name}.wasm"));
+    assert!(
+        path.exists(),
+        "guest component {} is missing: run scripts/build-guests (scripts/test does)",
         path.display()
     );
     path

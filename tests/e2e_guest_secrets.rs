@@ -1,0 +1,266 @@
+//! Secrets read by tasks written in Python, C and JavaScript, through the real `sluice`
+//! binary and worker against a real Postgres, with the guest SDKs' helpers
+//! (`get_secret`, `sluice_secret_get`, `getSecret`) in components built from source by
+//! `scripts/build-guests`.
+//!
+//! Python and C `bearer-call` read a secret and POST a JSON body with it as a bearer token
+//! (issue #17: a POST with a body and request headers from their HTTP helpers): servers on
+//! 127.0.0.1 receive the token, `content-type`, a `content-length` matching the body (not
+//! `transfer-encoding: chunked`) and the body intact; a 4xx answer ends the job `fatal`, a
+//! 5xx one as a retry; a name the type is not granted ends it naming `not-granted`; and
+//! what the host keeps (the worker's log of the guest's log line and stdout, `last_error`,
+//! the output) shows `[secret NAME]`, never the value. JavaScript `secret-echo` (no HTTP in
+//! QuickJS) logs and returns the value it read, both masked, and reports `not-found` for a
+//! granted name not set.
+
+#[path = "../host/egress/tests/support/mod.rs"]
+#[allow(dead_code)]
+mod egress_support;
+mod support;
+
+use std::time::Instant;
+
+use egress_support::{Recorded, Reply, TestServer};
+use serde_json::{Value, json};
+use sqlx::PgPool;
+use support::Sluice;
+use support::secrets::{keyed, new_key, output_of, set_secret};
+
+/// The operator's opening for the test servers, and nothing else.
+const LOOPBACK: &str = "127.0.0.1/32";
+/// The secret's value: it must reach the servers and nothing the host keeps.
+const VALUE: &str = "sk_live_51HcQ9aZ2guestvalue";
+/// The body `bearer-call` sends, in every language.
+const BODY: &str = r#"{"amount":42,"memo":"café ✓"}"#;
+
+/// The binary with the component cache of tests/e2e_languages.rs: the interpreter
+/// components compile once per machine, not once per test.
+fn sluice(pool: &PgPool) -> Sluice {
+    let mut sluice = Sluice::new(pool);
+    sluice.cache = std::env::temp_dir().join("sluice-test-cache-languages");
+    sluice.ok(&["migrate"]);
+    sluice
+}
+
+/// Pushes `sample-tasks/<lang>/build/<name>.wasm` and defines the type `job_type` on it.
+fn define(sluice: &Sluice, lang: &str, name: &str, job_type: &str, type_args: &[&str]) {
+    let file = support::guest(lang, name);
+    let started = Instant::now();
+    sluice.ok(&["component", "push", file.to_str().unwrap(), "--name", name]);
+    eprintln!("{lang}/{name}: pushed in {:?}", started.elapsed());
+    let mut args = vec!["types", "set", job_type, "--component", name];
+    args.extend_from_slice(type_args);
+    sluice.ok(&args);
+}
+
+fn enqueue(sluice: &Sluice, job_type: &str, payload: Value) -> String {
+    let job = sluice.json(&["enqueue", job_type, "--payload", &payload.to_string()]);
+    job["id"].as_i64().unwrap().to_string()
+}
+
+fn show(sluice: &Sluice, id: &str) -> Value {
+    sluice.json(&["jobs", "show", id])["job"].clone()
+}
+
+fn output(job: &Value) -> Value {
+    let bytes: Vec<u8> = serde_json::from_value(job["output"].clone())
+        .unwrap_or_else(|e| panic!("no output ({e}): {job}"));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("output is not JSON ({e}): {job}"))
+}
+
+fn last_error(job: &Value) -> &str {
+    job["last_error"].as_str().unwrap_or_default()
+}
+
+/// `sluice worker --drain` with the key, open to the test servers; returns its log.
+fn drain(sluice: &Sluice, key: &str) -> String {
+    let args = [
+        "--json",
+        "worker",
+        "--drain",
+        "--egress-allow-network",
+        LOOPBACK,
+    ];
+    let mut worker = keyed(sluice, Some(key), &args);
+    worker.env("SLUICE_LOG", "info");
+    let started = Instant::now();
+    let out = output_of(worker, None);
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{log}");
+    eprintln!("worker drained in {:?}", started.elapsed());
+    log
+}
+
+/// A server answering every request with `status`, on its own runtime thread.
+fn server(runtime: &tokio::runtime::Runtime, status: u16) -> TestServer {
+    let reply = Reply::Respond {
+        status,
+        headers: vec![],
+        body: b"{}".to_vec(),
+    };
+    let handle = runtime.handle().clone();
+    std::thread::spawn(move || handle.block_on(TestServer::start(reply)))
+        .join()
+        .unwrap()
+}
+
+fn origin(server: &TestServer) -> String {
+    format!("http://127.0.0.1:{}", server.port())
+}
+
+/// What `bearer-call` must have sent: a POST with the token, the JSON body and its length.
+fn assert_bearer_post(lang: &str, request: &Recorded) {
+    let what = format!("{lang}: {request:?}");
+    assert_eq!(request.method, "POST", "{what}");
+    assert_eq!(
+        request.header("authorization"),
+        Some(format!("Bearer {VALUE}").as_str()),
+        "{what}"
+    );
+    assert_eq!(
+        request.header("content-type"),
+        Some("application/json"),
+        "{what}"
+    );
+    assert_eq!(request.header("transfer-encoding"), None, "{what}");
+    let length = request.body.len().to_string();
+    assert_eq!(
+        request.header("content-length"),
+        Some(length.as_str()),
+        "{what}"
+    );
+    let body: Value = serde_json::from_slice(&request.body)
+        .unwrap_or_else(|e| panic!("{lang}: the body is not JSON ({e}): {what}"));
+    assert_eq!(body, serde_json::from_str::<Value>(BODY).unwrap(), "{what}");
+}
+
+async fn bearer_call(pool: &PgPool, lang: &str) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (ok, refused, down) = (
+        server(&runtime, 200),
+        server(&runtime, 400),
+        server(&runtime, 503),
+    );
+    let sluice = sluice(pool);
+    let key = new_key();
+    let origins = [origin(&ok), origin(&refused), origin(&down)];
+    let mut grants = vec!["--egress-allow-network", LOOPBACK, "--max-attempts", "1"];
+    for origin in &origins {
+        grants.extend(["--allow-http", origin.as_str()]);
+    }
+    grants.extend(["--secret", "API_TOKEN"]);
+    define(&sluice, lang, "bearer-call", "call", &grants);
+    set_secret(&sluice, &key, "default", "API_TOKEN", VALUE);
+
+    let call = |origin: &str, secret: &str, fail: bool| {
+        let url = format!("{origin}/charge");
+        let payload = json!({ "secret": secret, "url": url, "fail": fail });
+        enqueue(&sluice, "call", payload)
+    };
+    let sent = call(&origins[0], "API_TOKEN", false);
+    let failing = call(&origins[0], "API_TOKEN", true);
+    let rejected = call(&origins[1], "API_TOKEN", false);
+    let unavailable = call(&origins[2], "API_TOKEN", false);
+    let ungranted = call(&origins[0], "OTHER", false);
+    let log = drain(&sluice, &key);
+
+    let job = show(&sluice, &sent);
+    assert_eq!(job["state"], "completed", "{lang}: {job}");
+    assert_eq!(output(&job), json!({ "status": 200 }), "{lang}");
+    // `fail`: a retryable error holding the value, masked in last_error.
+    let job = show(&sluice, &failing);
+    assert_eq!(job["state"], "dead", "{lang}: {job}");
+    assert!(
+        last_error(&job).starts_with("guest retry: ")
+            && last_error(&job).ends_with("answered 200 to token [secret API_TOKEN]"),
+        "{lang}: {job}"
+    );
+    let job = show(&sluice, &rejected);
+    assert!(
+        last_error(&job).starts_with("guest fatal: ") && last_error(&job).contains("answered 400"),
+        "{lang}: {job}"
+    );
+    let job = show(&sluice, &unavailable);
+    assert!(
+        last_error(&job).starts_with("guest retry: ") && last_error(&job).contains("answered 503"),
+        "{lang}: {job}"
+    );
+    let job = show(&sluice, &ungranted);
+    assert_eq!(job["state"], "dead", "{lang}: {job}");
+    assert!(
+        last_error(&job).starts_with("guest fatal: secret OTHER: not-granted"),
+        "{lang}: {job}"
+    );
+
+    // Each server saw the POSTs meant for it (the ungranted job sent none), intact.
+    let counts = [ok.requests(), refused.requests(), down.requests()].map(|r| r.len());
+    assert_eq!(counts, [2, 1, 1], "{lang}: requests per server");
+    for request in [ok.requests(), refused.requests(), down.requests()].concat() {
+        assert_bearer_post(lang, &request);
+    }
+    // The guest's log line and stdout reached the worker's log masked, and nothing else
+    // the host printed holds the value.
+    assert!(
+        log.contains("with token [secret API_TOKEN]"),
+        "{lang}: {log}"
+    );
+    assert!(
+        log.contains("stdout also sees [secret API_TOKEN]"),
+        "{lang}: {log}"
+    );
+    assert!(!log.contains(VALUE), "{lang}: {log}");
+    runtime.shutdown_background();
+}
+
+#[sqlx::test(migrations = false)]
+async fn python_bearer_call_posts_its_secret_and_the_host_masks_it(pool: PgPool) {
+    bearer_call(&pool, "python").await;
+}
+
+#[sqlx::test(migrations = false)]
+async fn c_bearer_call_posts_its_secret_and_the_host_masks_it(pool: PgPool) {
+    bearer_call(&pool, "c").await;
+}
+
+#[sqlx::test(migrations = false)]
+async fn javascript_reads_a_secret_that_the_host_masks(pool: PgPool) {
+    let sluice = sluice(&pool);
+    let key = new_key();
+    let grants = [
+        "--max-attempts",
+        "1",
+        "--secret",
+        "API_TOKEN",
+        "--secret",
+        "NOT_SET_YET",
+    ];
+    define(&sluice, "js", "secret-echo", "echo-secret", &grants);
+    set_secret(&sluice, &key, "default", "API_TOKEN", VALUE);
+    let read = enqueue(&sluice, "echo-secret", json!({ "secret": "API_TOKEN" }));
+    let unset = enqueue(&sluice, "echo-secret", json!({ "secret": "NOT_SET_YET" }));
+    let ungranted = enqueue(&sluice, "echo-secret", json!({ "secret": "OTHER" }));
+    let log = drain(&sluice, &key);
+
+    // The value was read (the output held it) and is kept masked.
+    let job = show(&sluice, &read);
+    assert_eq!(job["state"], "completed", "{job}");
+    assert_eq!(
+        output(&job),
+        json!({ "found": true, "value": "[secret API_TOKEN]" })
+    );
+    let job = show(&sluice, &unset);
+    assert_eq!(job["state"], "completed", "{job}");
+    assert_eq!(output(&job), json!({ "found": false, "code": "not-found" }));
+    let job = show(&sluice, &ungranted);
+    assert_eq!(job["state"], "dead", "{job}");
+    assert!(
+        last_error(&job).starts_with("guest fatal: secret OTHER: not-granted"),
+        "{job}"
+    );
+    assert!(log.contains("read API_TOKEN: [secret API_TOKEN]"), "{log}");
+    assert!(
+        log.contains("secret NOT_SET_YET is granted but not set"),
+        "{log}"
+    );
+    assert!(!log.contains(VALUE), "{log}");
+}
