@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 use support::worker_process::WorkerProcess;
-use support::{Sluice, wait_for};
+use support::{Sluice, secrets, wait_for};
 
 fn enqueue(sluice: &Sluice, job_type: &str, payload: Value, extra: &[&str]) -> String {
     let mut args = vec!["enqueue", job_type, "--payload"];
@@ -281,27 +281,10 @@ async fn children_refused_at_completion_fail_the_attempt_retryably_and_leave_non
 
 #[sqlx::test(migrations = false)]
 async fn a_secret_handed_to_follow_up_jobs_is_masked_in_their_payloads(pool: PgPool) {
-    use std::io::Write;
-    use std::process::Stdio;
-
     let sluice = Sluice::migrated(&pool);
-    let key = sluice_secrets::SecretKey::generate()
-        .unwrap()
-        .to_hex()
-        .to_string();
+    let key = secrets::new_key();
     let value = "xoxb-17-follow-up-secret";
-    let mut set = sluice.command(&["secrets", "set", "TOKEN"]);
-    set.env("SLUICE_SECRETS_KEY", &key)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null());
-    let mut child = set.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(value.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    secrets::set_secret(&sluice, &key, "default", "TOKEN", value);
     sluice.define("fan", "fan-out", &["--secret", "TOKEN"]);
     sluice.define("echo", "echo", &[]);
     let parent = enqueue(
@@ -310,9 +293,10 @@ async fn a_secret_handed_to_follow_up_jobs_is_masked_in_their_payloads(pool: PgP
         json!({"type": "echo", "count": 2, "secret": "TOKEN"}),
         &[],
     );
-    let mut worker = sluice.command(&["worker", "--drain"]);
-    let out = worker.env("SLUICE_SECRETS_KEY", &key).output().unwrap();
-    assert!(out.status.success(), "{out:?}");
+    secrets::ok(
+        secrets::keyed(&sluice, Some(&key), &["worker", "--drain"]),
+        None,
+    );
 
     let job = show(&sluice, &parent);
     assert_eq!(job["state"], "completed", "{job}");
