@@ -213,6 +213,8 @@ async fn metrics_parse_and_move_when_a_real_worker_runs_jobs(pool: PgPool) {
         ],
     );
 
+    sluice.define("fan", "fan-out", &[]);
+
     let origin = hello_server();
     sluice.define(
         "fetch",
@@ -269,6 +271,9 @@ async fn metrics_parse_and_move_when_a_real_worker_runs_jobs(pool: PgPool) {
     }
     sluice.ok(&["enqueue", "fatal", "--payload", "{}"]);
     sluice.ok(&["enqueue", "spin", "--payload", "{}"]);
+    // Two follow-up echo jobs, written with the parent's completion.
+    let fan = r#"{"type": "echo", "count": 2}"#;
+    sluice.ok(&["enqueue", "fan", "--payload", fan]);
     // One request answered, one refused (not on the type's list; nothing is sent).
     let fetch = |url: &str| format!("{{\"url\":\"{url}\"}}");
     sluice.ok(&[
@@ -288,29 +293,35 @@ async fn metrics_parse_and_move_when_a_real_worker_runs_jobs(pool: PgPool) {
             let s = scrape(&url).await?;
             let depth =
                 "sluice_queue_depth{tenant=\"default\",job_type=\"echo\",state=\"completed\"}";
-            (s.value(&job("sluice_jobs_completed_total", "echo")) == 3.0
+            (s.value(&job("sluice_jobs_completed_total", "echo")) == 5.0
+                && s.value(&job("sluice_jobs_completed_total", "fan")) == 1.0
                 && s.value(&job("sluice_jobs_dead_total", "fatal")) == 1.0
                 && s.value(&job("sluice_jobs_dead_total", "spin")) == 1.0
                 && s.value(&job("sluice_jobs_completed_total", "fetch")) == 1.0
                 && s.value(&job("sluice_jobs_dead_total", "fetch")) == 1.0
-                && s.value(depth) == 3.0)
+                && s.value(depth) == 5.0)
                 .then_some(s)
         },
     )
     .await;
     assert_eq!(
         after.value(&job("sluice_job_duration_seconds_count", "echo")),
-        3.0
+        5.0
     );
-    assert_eq!(after.value(&job("sluice_job_attempts_count", "echo")), 3.0);
+    assert_eq!(after.value(&job("sluice_job_attempts_count", "echo")), 5.0);
     assert_eq!(
         after.value(&job("sluice_job_attempts_sum", "echo")),
-        3.0,
+        5.0,
         "one attempt each"
     );
     assert_eq!(
         after.value(&job("sluice_sandbox_instantiate_seconds_count", "echo")),
-        3.0
+        5.0
+    );
+    assert_eq!(after.value(&job("sluice_follow_up_jobs_total", "fan")), 2.0);
+    assert_eq!(
+        after.value(&job("sluice_follow_up_jobs_total", "echo")),
+        0.0
     );
     assert!(after.value(&job("sluice_job_fuel_used_sum", "echo")) > 0.0);
     assert_eq!(
