@@ -16,10 +16,9 @@ mod egress_support;
 use std::time::Duration;
 
 use egress_support::{Reply, TestCa, TestServer};
-use serde_json::Value;
 use sqlx::PgPool;
 use support::worker_process::WorkerProcess;
-use support::{Sluice, wait_for};
+use support::{Sluice, enqueue, output, show, wait_for};
 
 /// The operator's opening for the test servers, and nothing else.
 const LOOPBACK: &str = "127.0.0.1/32,::1/128";
@@ -63,20 +62,6 @@ impl Drop for Servers {
             runtime.shutdown_background();
         }
     }
-}
-
-fn enqueue(sluice: &Sluice, job_type: &str, payload: Value) -> String {
-    let job = sluice.json(&["enqueue", job_type, "--payload", &payload.to_string()]);
-    job["id"].as_i64().unwrap().to_string()
-}
-
-fn show(sluice: &Sluice, id: &str) -> Value {
-    sluice.json(&["jobs", "show", id])["job"].clone()
-}
-
-fn output(job: &Value) -> Value {
-    let bytes: Vec<u8> = serde_json::from_value(job["output"].clone()).unwrap();
-    serde_json::from_slice(&bytes).unwrap()
 }
 
 #[sqlx::test(migrations = false)]

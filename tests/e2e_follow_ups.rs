@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 use support::worker_process::WorkerProcess;
-use support::{Sluice, secrets, wait_for};
+use support::{Sluice, output, secrets, show, wait_for};
 
 fn enqueue(sluice: &Sluice, job_type: &str, payload: Value, extra: &[&str]) -> String {
     let mut args = vec!["enqueue", job_type, "--payload"];
@@ -22,15 +22,6 @@ fn enqueue(sluice: &Sluice, job_type: &str, payload: Value, extra: &[&str]) -> S
     args.push(&payload);
     args.extend_from_slice(extra);
     sluice.json(&args)["id"].as_i64().unwrap().to_string()
-}
-
-fn show(sluice: &Sluice, id: &str) -> Value {
-    sluice.json(&["jobs", "show", id])["job"].clone()
-}
-
-fn output(job: &Value) -> Value {
-    let bytes: Vec<u8> = serde_json::from_value(job["output"].clone()).unwrap();
-    serde_json::from_slice(&bytes).unwrap()
 }
 
 async fn finished(sluice: &Sluice, id: &str) -> Value {

@@ -23,8 +23,8 @@ use std::time::Instant;
 use egress_support::{Recorded, Reply, TestServer};
 use serde_json::{Value, json};
 use sqlx::PgPool;
-use support::Sluice;
-use support::secrets::{keyed, new_key, output_of, set_secret};
+use support::secrets::{self, new_key, set_secret};
+use support::{Sluice, enqueue, output, show};
 
 /// The operator's opening for the test servers, and nothing else.
 const LOOPBACK: &str = "127.0.0.1/32";
@@ -53,40 +53,14 @@ fn define(sluice: &Sluice, lang: &str, name: &str, job_type: &str, type_args: &[
     sluice.ok(&args);
 }
 
-fn enqueue(sluice: &Sluice, job_type: &str, payload: Value) -> String {
-    let job = sluice.json(&["enqueue", job_type, "--payload", &payload.to_string()]);
-    job["id"].as_i64().unwrap().to_string()
-}
-
-fn show(sluice: &Sluice, id: &str) -> Value {
-    sluice.json(&["jobs", "show", id])["job"].clone()
-}
-
-fn output(job: &Value) -> Value {
-    let bytes: Vec<u8> = serde_json::from_value(job["output"].clone())
-        .unwrap_or_else(|e| panic!("no output ({e}): {job}"));
-    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("output is not JSON ({e}): {job}"))
-}
-
 fn last_error(job: &Value) -> &str {
     job["last_error"].as_str().unwrap_or_default()
 }
 
 /// `sluice worker --drain` with the key, open to the test servers; returns its log.
 fn drain(sluice: &Sluice, key: &str) -> String {
-    let args = [
-        "--json",
-        "worker",
-        "--drain",
-        "--egress-allow-network",
-        LOOPBACK,
-    ];
-    let mut worker = keyed(sluice, Some(key), &args);
-    worker.env("SLUICE_LOG", "info");
     let started = Instant::now();
-    let out = output_of(worker, None);
-    let log = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{log}");
+    let log = secrets::drain(sluice, key, LOOPBACK);
     eprintln!("worker drained in {:?}", started.elapsed());
     log
 }

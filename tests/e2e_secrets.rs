@@ -24,9 +24,9 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use sluice_secrets::{Keyring, SecretKey};
 use sqlx::PgPool;
-use support::secrets::{key_id, keyed, new_key, ok, output_of, set_secret};
+use support::secrets::{drain, key_id, keyed, new_key, ok, output_of, set_secret};
 use support::worker_process::WorkerProcess;
-use support::{Sluice, wait_for};
+use support::{Sluice, show, wait_for};
 
 /// The operator's opening for the test server, and nothing else.
 const LOOPBACK: &str = "127.0.0.1/32";
@@ -58,10 +58,6 @@ fn enqueue(sluice: &Sluice, tenant: &str, job_type: &str, payload: Value) -> Str
     ];
     let job = sluice.json(&args);
     job["id"].as_i64().unwrap().to_string()
-}
-
-fn show(sluice: &Sluice, id: &str) -> Value {
-    sluice.json(&["jobs", "show", id])["job"].clone()
 }
 
 /// `bearer-call` pushed to `tenant` as type `call`, granted `secrets` and `origin`.
@@ -375,18 +371,7 @@ async fn a_secret_reaches_its_server_as_a_bearer_token_and_is_masked_everywhere(
         json!({ "secret": "API_TOKEN", "url": url }),
     );
 
-    let args = [
-        "--json",
-        "worker",
-        "--drain",
-        "--egress-allow-network",
-        LOOPBACK,
-    ];
-    let mut worker = keyed(&sluice, Some(&key), &args);
-    worker.env("SLUICE_LOG", "info");
-    let out = output_of(worker, None);
-    let log = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{log}");
+    let log = drain(&sluice, &key, LOOPBACK);
 
     let job = show(&sluice, &sent);
     assert_eq!(job["state"], "completed", "{job}");

@@ -128,6 +128,24 @@ impl Sluice {
     }
 }
 
+/// `sluice enqueue JOB_TYPE --payload PAYLOAD` (tenant `default`); the new job's id.
+pub fn enqueue(sluice: &Sluice, job_type: &str, payload: serde_json::Value) -> String {
+    let job = sluice.json(&["enqueue", job_type, "--payload", &payload.to_string()]);
+    job["id"].as_i64().expect("the new job's id").to_string()
+}
+
+/// `sluice jobs show ID`: the job object.
+pub fn show(sluice: &Sluice, id: &str) -> serde_json::Value {
+    sluice.json(&["jobs", "show", id])["job"].clone()
+}
+
+/// A job's output (bytes, as `jobs show` prints them) parsed as JSON.
+pub fn output(job: &serde_json::Value) -> serde_json::Value {
+    let bytes: Vec<u8> = serde_json::from_value(job["output"].clone())
+        .unwrap_or_else(|e| panic!("no output ({e}): {job}"));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("output is not JSON ({e}): {job}"))
+}
+
 /// Poll `check` every 10 ms until it returns `Some`, or panic after `limit`.
 pub async fn wait_for<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
 where

@@ -61,3 +61,21 @@ pub fn set_secret(sluice: &Sluice, key: &str, tenant: &str, name: &str, value: &
     let args = ["--json", "--tenant", tenant, "secrets", "set", name];
     ok(keyed(sluice, Some(key), &args), Some(value.as_bytes()));
 }
+
+/// `sluice --json worker --drain` with the key, logging at `info`, its egress opened to
+/// `network` (the test servers'); requires success and returns the worker's log.
+pub fn drain(sluice: &Sluice, key: &str, network: &str) -> String {
+    let args = [
+        "--json",
+        "worker",
+        "--drain",
+        "--egress-allow-network",
+        network,
+    ];
+    let mut worker = keyed(sluice, Some(key), &args);
+    worker.env("SLUICE_LOG", "info");
+    let out = output_of(worker, None);
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{log}");
+    log
+}
