@@ -147,7 +147,10 @@ function splitUrl(url) {
 
 function headerEntries(headers) {
   const pairs = Array.isArray(headers) ? headers : Object.entries(headers || {});
-  return pairs.map(([name, value]) => [String(name).toLowerCase(), toBytes(String(value))]);
+  return pairs.map(([name, value]) => [
+    String(name).toLowerCase(),
+    value instanceof Uint8Array ? value : toBytes(String(value)),
+  ]);
 }
 
 function readAll(stream) {
