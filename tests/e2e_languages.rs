@@ -6,8 +6,8 @@
 //! attempt its payload names, after two retries; a malformed payload makes it `dead` with the
 //! guest's own message. For the interpreted languages (Python, JavaScript), `spin-forever`
 //! under a 300 ms timeout fails with `timeout (300ms)` well within 600 ms: the epoch deadline
-//! interrupts an interpreter too. For the languages with an HTTP helper (Python, C),
-//! `http-get` granted a 127.0.0.1 origin gets its answer through `sluice worker`, and a
+//! interrupts an interpreter too. For the languages with an HTTP helper (Python,
+//! JavaScript, C), `http-get` granted a 127.0.0.1 origin gets its answer through `sluice worker`, and a
 //! request elsewhere is refused. For Python, JavaScript and C, `fan-out` enqueues follow-up
 //! jobs that run after it, and an unknown job type ends it `dead` with none. Components are compiled when they are pushed (into a disk
 //! cache shared by these tests, keyed by sha256), never inside a job's timeout.
@@ -42,7 +42,7 @@ const PYTHON: Lang = Lang {
 const JS: Lang = Lang {
     dir: "js",
     spins: true,
-    http: false,
+    http: true,
     fans_out: true,
 };
 const C: Lang = Lang {

@@ -13,7 +13,9 @@
 // task.js -o task.wasm`. Returning completes the job; `throw new Retry(msg)` asks for another
 // attempt with backoff; `throw new Fatal(msg)` sends the job to `dead` at once. Any other
 // exception fails the attempt retryably with its message, its stack in the attempt's log.
-// The handler must be synchronous: the host calls `run` once and takes what it returns.
+// Under componentize-qjs the handler must be synchronous. Under componentize-js
+// (StarlingMonkey, the engine with `fetch`, used for outbound HTTP: sluice-http.js) it may
+// be `async`: the engine runs the event loop until the returned Promise settles.
 
 import { log as hostLog, cancelled as hostCancelled } from "sluice:task/host@0.1.0";
 
@@ -116,25 +118,44 @@ export function toBytes(value) {
   return encodeUtf8(json);
 }
 
+/** The WIT `task-error` an exception becomes (a retry unless it is a Fatal). */
+function taskError(e) {
+  if (e instanceof Retry) return { tag: "retry", val: e.message };
+  if (e instanceof Fatal) return { tag: "fatal", val: e.message };
+  const message = e instanceof Error ? `${e.name}: ${e.message}` : `uncaught: ${String(e)}`;
+  if (e instanceof Error && e.stack) hostLog("error", `${message}\n${e.stack}`);
+  return { tag: "retry", val: message };
+}
+
+// componentize-js (StarlingMonkey, which has a global `fetch`) resolves a Promise returned
+// by an export, running the event loop; componentize-qjs --sync (QuickJS: no `fetch`) does not.
+const resolvesPromises = () => typeof globalThis.fetch === "function";
+
 /**
  * Wrap `handler(job)` as the component's `run` export: `export const run = task(fn)`.
  * Its return value is the job's output: Uint8Array as is, string as UTF-8, anything else
  * as JSON. Retry and Fatal become the WIT `task-error` cases; other exceptions a retry.
+ * An `async` handler (a returned Promise) needs componentize-js; under componentize-qjs
+ * it is a Fatal error naming the problem.
  */
 export function task(handler) {
   return function run(raw) {
     try {
       const output = handler(new Job(raw));
       if (output && typeof output.then === "function") {
-        throw new Fatal("the task handler returned a Promise: it must be synchronous");
+        if (!resolvesPromises()) {
+          throw new Fatal(
+            "the task handler returned a Promise: it must be synchronous under componentize-qjs " +
+              "(async handlers need componentize-js, docs/guests/javascript.md)",
+          );
+        }
+        return Promise.resolve(output).then(toBytes).catch((e) => {
+          throw taskError(e);
+        });
       }
       return toBytes(output);
     } catch (e) {
-      if (e instanceof Retry) throw { tag: "retry", val: e.message };
-      if (e instanceof Fatal) throw { tag: "fatal", val: e.message };
-      const message = e instanceof Error ? `${e.name}: ${e.message}` : `uncaught: ${String(e)}`;
-      if (e instanceof Error && e.stack) hostLog("error", `${message}\n${e.stack}`);
-      throw { tag: "retry", val: message };
+      throw taskError(e);
     }
   };
 }

