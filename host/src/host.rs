@@ -16,6 +16,11 @@
 //! └─ metrics exporter (--metrics-listen)
 //! ```
 //!
+//! Before anything starts, the process registers in the worker registry
+//! (`crate::registration`; a live process with the same id refuses the start), and it
+//! marks itself stopped once everything stopped. A worker's row is renewed by its job
+//! heartbeat; a scheduler's by a small service of its own.
+//!
 //! Must not: parse flags (the CLI maps them onto [`HostConfig`]) or install signal
 //! handlers (`signals` does, once per process).
 
@@ -23,11 +28,12 @@ use std::net::SocketAddr;
 
 use anyhow::bail;
 use sluice_sandbox::Sandbox;
-use sluice_store::Store;
+use sluice_store::{NewWorker, Store, WorkerKind};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::metrics::Metrics;
+use crate::registration::{self, RegistryHeartbeat};
 use crate::services::retention::{Retention, RetentionConfig};
 use crate::services::scheduler::{Scheduler, SchedulerConfig};
 use crate::services::{self};
@@ -35,6 +41,8 @@ use crate::worker::{self, WorkerConfig, WorkerSummary};
 
 /// What one process runs; `None` leaves a service out.
 pub struct HostConfig {
+    /// This process in the worker registry (`registration::describe`).
+    pub register: NewWorker,
     /// The claim loop and its reaper, with the sandbox its attempts run in.
     pub worker: Option<(WorkerConfig, Sandbox)>,
     pub scheduler: Option<SchedulerConfig>,
@@ -49,23 +57,49 @@ pub struct HostConfig {
 pub struct Host;
 
 impl Host {
-    /// Runs until `shutdown` fires (or the claim loop drains) and every service stopped.
-    /// The claim loop's summary, if one ran.
+    /// Registers this process, runs until `shutdown` fires (or the claim loop drains) and
+    /// every service stopped, then marks it stopped. The claim loop's summary, if one ran.
     pub async fn run(
         store: Store,
         config: HostConfig,
         shutdown: CancellationToken,
     ) -> anyhow::Result<Option<WorkerSummary>> {
+        if config.worker.is_none() && config.scheduler.is_none() && config.retention.is_none() {
+            bail!("nothing to run: both --no-scheduler and --no-retention were given");
+        }
+        let registration = registration::register(&store, &config.register).await?;
+        let stop_heartbeat = CancellationToken::new();
+        // A worker's row is renewed by its job heartbeat; a scheduler holds no leases.
+        let heartbeat = (config.register.kind == WorkerKind::Scheduler).then(|| {
+            let service = RegistryHeartbeat {
+                store: store.clone(),
+                registration: registration.clone(),
+                lease: config.register.lease,
+            };
+            tokio::spawn(services::run(service, stop_heartbeat.clone()))
+        });
+        let ran = Self::run_services(store.clone(), config, shutdown).await;
+        stop_heartbeat.cancel();
+        if let Some(heartbeat) = heartbeat {
+            let _ = heartbeat.await;
+        }
+        registration::stop(&store, &registration).await;
+        ran
+    }
+
+    async fn run_services(
+        store: Store,
+        config: HostConfig,
+        shutdown: CancellationToken,
+    ) -> anyhow::Result<Option<WorkerSummary>> {
         let HostConfig {
+            register: _,
             worker,
             scheduler,
             retention,
             metrics_listen,
             metrics,
         } = config;
-        if worker.is_none() && scheduler.is_none() && retention.is_none() {
-            bail!("nothing to run: both --no-scheduler and --no-retention were given");
-        }
         let exporter = CancellationToken::new();
         if let Some(addr) = metrics_listen {
             crate::metrics::serve(addr, store.clone(), metrics.clone(), exporter.clone()).await?;

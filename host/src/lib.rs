@@ -8,6 +8,7 @@ pub mod grants;
 pub mod host;
 pub mod http;
 pub mod metrics;
+pub mod registration;
 pub mod secrets;
 pub mod services;
 pub mod signals;

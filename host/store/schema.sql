@@ -299,6 +299,27 @@ CREATE TABLE sluice.tenants (
     CONSTRAINT tenants_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE sluice.workers (
+    id text NOT NULL,
+    kind text NOT NULL,
+    session uuid NOT NULL,
+    hostname text NOT NULL,
+    pid integer NOT NULL,
+    version text NOT NULL,
+    contracts text[] NOT NULL,
+    concurrency integer,
+    lease_us bigint NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_heartbeat timestamp with time zone DEFAULT now() NOT NULL,
+    stopped_at timestamp with time zone,
+    CONSTRAINT workers_concurrency_check CHECK ((concurrency > 0)),
+    CONSTRAINT workers_id_check CHECK ((id <> ''::text)),
+    CONSTRAINT workers_kind_check CHECK ((kind = ANY (ARRAY['worker'::text, 'scheduler'::text]))),
+    CONSTRAINT workers_lease_us_check CHECK ((lease_us > 0)),
+    CONSTRAINT workers_pid_check CHECK ((pid >= 0)),
+    CONSTRAINT workers_pkey PRIMARY KEY (id)
+);
+
 
 -- Indexes (including those behind PRIMARY KEY and UNIQUE)
 -- -------------------------------------------------------
@@ -331,6 +352,7 @@ CREATE UNIQUE INDEX schedules_tenant_name_key ON sluice.schedules USING btree (t
 CREATE INDEX secrets_key_id_idx ON sluice.secrets USING btree (key_id);
 CREATE UNIQUE INDEX secrets_pkey ON sluice.secrets USING btree (tenant, name);
 CREATE UNIQUE INDEX tenants_pkey ON sluice.tenants USING btree (id);
+CREATE UNIQUE INDEX workers_pkey ON sluice.workers USING btree (id);
 
 
 -- Views

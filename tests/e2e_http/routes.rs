@@ -28,6 +28,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ("get", "/v1/secrets"),
     ("delete", "/v1/secrets/{name}"),
     ("get", "/v1/stats"),
+    ("get", "/v1/workers"),
     ("get", "/healthz"),
     ("get", "/v1/openapi.json"),
 ];

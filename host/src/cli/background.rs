@@ -64,9 +64,14 @@ pub fn services(
 pub struct SchedulerArgs {
     #[command(flatten)]
     pub background: BackgroundArgs,
-    /// Host name recorded by retention runs (default: host-pid).
+    /// Its id in the worker registry, also recorded by retention runs (default:
+    /// host-pid). Refused while a live process holds it (`sluice workers list`).
     #[arg(long, env = "SLUICE_WORKER_ID")]
     pub worker_id: Option<String>,
+    /// How long this process may go without a heartbeat before the registry shows it
+    /// lost (and its id may be used again); it heartbeats every third of it.
+    #[arg(long, value_parser = parse_duration, default_value = "1m")]
+    pub lease: Duration,
 }
 
 /// Runs the scheduler (and retention, unless disabled) until SIGTERM or SIGINT.
@@ -76,8 +81,21 @@ pub async fn run_standalone(store: Store, args: SchedulerArgs) -> anyhow::Result
     let host = args
         .worker_id
         .unwrap_or_else(super::worker::default_worker_id);
+    if args.lease < Duration::from_secs(1) {
+        anyhow::bail!(
+            "--lease {:?} is too short: the scheduler heartbeats every third of it, so it must be at least 1s",
+            args.lease
+        );
+    }
     let (scheduler, retention) = services(&args.background, &host);
     let config = HostConfig {
+        register: crate::registration::describe(
+            &host,
+            sluice_store::WorkerKind::Scheduler,
+            &[],
+            None,
+            args.lease,
+        ),
         worker: None,
         scheduler,
         retention,

@@ -17,6 +17,7 @@ mod stats;
 mod task_new;
 mod tenants;
 mod worker;
+mod workers;
 
 use std::path::PathBuf;
 
@@ -126,6 +127,10 @@ pub enum Command {
     Stats(stats::StatsArgs),
     /// Claim and run jobs.
     Worker(worker::WorkerArgs),
+    /// The worker registry: every `sluice worker` and `sluice scheduler`, running, lost
+    /// or stopped.
+    #[command(subcommand)]
+    Workers(workers::WorkersCommand),
     /// Serve the HTTP API (see docs/http-api.md).
     Serve(serve::ServeArgs),
     /// Cron schedules: one job per slot.
@@ -184,6 +189,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Jobs(command) => jobs::run(&store, &cli.global, &printer, command).await?,
         Command::Stats(args) => stats::run(&store, &cli.global, &printer, args).await?,
         Command::Worker(args) => worker::run(store, &cli.global, &printer, args).await?,
+        Command::Workers(command) => workers::run(&store, &printer, command).await?,
         Command::Serve(args) => serve::run(store, &cli.global, args).await?,
         Command::Schedules(command) => {
             schedules::run(&store, &cli.global, &printer, command).await?

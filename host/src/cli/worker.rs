@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use sluice_sandbox::{Contract, EgressConfig, Sandbox, SandboxConfig};
-use sluice_store::Store;
+use sluice_store::{Store, WorkerKind};
 
 use super::output::Printer;
 use crate::host::{Host, HostConfig};
@@ -69,7 +69,8 @@ pub struct WorkerArgs {
     /// left to the reaper, and the exit code is 1).
     #[arg(long, value_parser = parse_duration, default_value = "15s")]
     pub shutdown_timeout: Duration,
-    /// Worker name in leases and attempt history (default: host-pid).
+    /// Worker name in leases, attempt history and the worker registry (default:
+    /// host-pid). Refused while a live process holds it (`sluice workers list`).
     #[arg(long, env = "SLUICE_WORKER_ID")]
     pub worker_id: Option<String>,
     /// Where precompiled components are cached.
@@ -127,7 +128,19 @@ pub async fn run(
     config.secrets = keyring;
 
     let (scheduler, retention) = super::background::services(&args.background, &worker_id);
+    let max_contract = sandbox.config().max_contract;
+    let contracts: Vec<Contract> = Contract::ALL
+        .into_iter()
+        .filter(|c| *c <= max_contract)
+        .collect();
     let host = HostConfig {
+        register: crate::registration::describe(
+            &worker_id,
+            WorkerKind::Worker,
+            &contracts,
+            Some(config.concurrency),
+            config.lease,
+        ),
         metrics: config.metrics.clone(),
         worker: Some((config, sandbox)),
         scheduler,
@@ -254,10 +267,7 @@ fn check_timings(args: &WorkerArgs) -> anyhow::Result<()> {
 }
 
 pub(super) fn default_worker_id() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_owned())
-        .unwrap_or_else(|_| "host".into());
-    format!("{host}-{}", std::process::id())
+    format!("{}-{}", crate::registration::hostname(), std::process::id())
 }
 
 /// Where `sluice worker` and `sluice component push` keep precompiled components.

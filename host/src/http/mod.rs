@@ -27,6 +27,7 @@ mod server;
 mod state;
 mod stats;
 mod validate;
+mod workers;
 
 use std::future::Future;
 

@@ -13,7 +13,7 @@ use utoipa_axum::routes;
 use super::error::{method_not_allowed, route_not_found};
 use super::openapi::ApiDoc;
 use super::state::AppState;
-use super::{components, health, job_types, jobs, openapi, schedules, secrets, stats};
+use super::{components, health, job_types, jobs, openapi, schedules, secrets, stats, workers};
 
 /// The documented API: every route here is in the OpenAPI document.
 pub fn api_routes(state: &AppState) -> OpenApiRouter<AppState> {
@@ -42,6 +42,7 @@ pub fn api_routes(state: &AppState) -> OpenApiRouter<AppState> {
         .routes(routes!(secrets::put_secret, secrets::delete_secret))
         .routes(routes!(secrets::list_secrets))
         .routes(routes!(stats::stats))
+        .routes(routes!(workers::list_workers))
         .routes(routes!(health::healthz))
         .routes(routes!(openapi::openapi_json))
         .layer(DefaultBodyLimit::max(state.config().max_request_body))

@@ -180,6 +180,58 @@ pub struct Schedule {
     pub updated_at: DateTime<Utc>,
 }
 
+/// `kind` of a registered process (`sluice_store::WorkerKind`).
+pub fn worker_kind() -> RefOr<Schema> {
+    string_enum(&["worker", "scheduler"], false, None)
+}
+
+/// `state` of a registered process (`sluice_store::WorkerState`).
+pub fn worker_state() -> RefOr<Schema> {
+    let states: Vec<&str> = sluice_store::WorkerState::ALL
+        .iter()
+        .map(|s| s.as_str())
+        .collect();
+    string_enum(
+        &states,
+        false,
+        Some(
+            "`running`; `lost`: not stopped, but no heartbeat for longer than its lease (it \
+             died or cannot reach the database); `stopped`: it shut down.",
+        ),
+    )
+}
+
+/// A process in the worker registry (`sluice_store::WorkerRecord`, serialised; the JSON
+/// of `sluice workers list --json`).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Worker {
+    /// Its worker id (`locked_by` of the jobs it claims).
+    #[schema(min_length = 1)]
+    pub id: String,
+    #[schema(schema_with = worker_kind)]
+    pub kind: String,
+    #[schema(schema_with = worker_state)]
+    pub state: String,
+    pub hostname: String,
+    #[schema(minimum = 0)]
+    pub pid: i32,
+    /// The `sluice` version it runs.
+    pub version: String,
+    /// The task contracts it runs (`0.1`, `0.2`); empty for a scheduler.
+    pub contracts: Vec<String>,
+    /// Attempts it runs at once (null for a scheduler).
+    #[schema(required = true, minimum = 1)]
+    pub concurrency: Option<i32>,
+    /// Without a heartbeat for longer than this, it is lost.
+    #[schema(minimum = 0)]
+    pub lease_ms: i64,
+    pub started_at: DateTime<Utc>,
+    pub last_heartbeat: DateTime<Utc>,
+    #[schema(required = true)]
+    pub stopped_at: Option<DateTime<Utc>>,
+}
+
 /// Jobs per state; `ready` is the part of `pending` that is due now.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -306,6 +358,40 @@ mod tests {
         assert_eq!(keys(&value), properties::<Schedule>());
         assert_eq!(value["catch_up"], "latest");
         assert_eq!(value["payload"], "{}");
+    }
+
+    #[test]
+    fn the_worker_schema_names_exactly_the_fields_a_worker_record_serialises() {
+        let now = Utc::now();
+        for (kind, state) in [
+            (
+                sluice_store::WorkerKind::Worker,
+                sluice_store::WorkerState::Running,
+            ),
+            (
+                sluice_store::WorkerKind::Scheduler,
+                sluice_store::WorkerState::Lost,
+            ),
+        ] {
+            let record = sluice_store::WorkerRecord {
+                id: "box-1-42".into(),
+                kind,
+                state,
+                hostname: "box-1".into(),
+                pid: 42,
+                version: "0.1.0".into(),
+                contracts: vec!["0.1".into()],
+                concurrency: Some(4),
+                lease_ms: 300_000,
+                started_at: now,
+                last_heartbeat: now,
+                stopped_at: None,
+            };
+            let value = serde_json::to_value(&record).unwrap();
+            assert_eq!(keys(&value), properties::<Worker>());
+            assert_eq!(value["kind"], kind.as_str());
+            assert_eq!(value["state"], state.as_str());
+        }
     }
 
     #[test]

@@ -76,6 +76,7 @@ impl Service for Retention {
                     dead_or_cancelled = report.jobs.dead,
                     batches = report.jobs.batches,
                     schedule_slots_deleted = report.schedule_slots,
+                    worker_rows_deleted = report.workers,
                     "retention: pruned"
                 );
             }

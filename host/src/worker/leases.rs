@@ -1,4 +1,5 @@
-//! Keeping leases honest: renewing this worker's leases (one statement per lease length)
+//! Keeping leases honest: renewing this worker's leases (one statement per lease length,
+//! which also renews the worker's row in the registry; one with no leases when idle)
 //! and finding jobs the database says this worker holds although it runs no attempt for
 //! them (orphans), which the completer then releases.
 //!
@@ -59,12 +60,15 @@ impl Renewal {
     /// counted: try again soon, the leases are running out).
     pub(super) async fn send(self, store: &Store, config: &WorkerConfig) -> Option<LeaseNews> {
         let mut news = LeaseNews::default();
+        // The first statement goes even with no leases: it also renews this worker's row
+        // in the registry, so an idle worker does not look lost.
+        let idle = self.started.is_empty() && self.queued.is_empty();
         let groups = [
             (self.started, config.lease),
             (self.queued, config.claim_lease()),
         ];
-        for (leases, lease) in groups {
-            if leases.is_empty() {
+        for (i, (leases, lease)) in groups.into_iter().enumerate() {
+            if leases.is_empty() && !(idle && i == 0) {
                 continue;
             }
             match store.heartbeat(&config.worker_id, &leases, lease).await {

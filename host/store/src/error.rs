@@ -72,6 +72,15 @@ pub enum StoreError {
     #[error("{}", schema_mismatch_message(*database, *binary))]
     SchemaMismatch { database: Option<i64>, binary: i64 },
 
+    /// A process asked to register under the id of a live one (not stopped, heartbeat
+    /// younger than its lease): nothing was written. `live` describes that process, when
+    /// its row was visible (`None`: it registered at the same moment).
+    #[error("{}", worker_id_in_use_message(id, live.as_ref()))]
+    WorkerIdInUse {
+        id: String,
+        live: Option<crate::workers::LiveWorker>,
+    },
+
     /// Postgres or the connection failed.
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
@@ -139,6 +148,26 @@ fn schema_mismatch_message(database: Option<i64>, binary: i64) -> String {
             "the database schema is at migration {db}, newer than this sluice knows ({binary}): run the newer sluice binary"
         ),
     }
+}
+
+fn worker_id_in_use_message(id: &str, live: Option<&crate::workers::LiveWorker>) -> String {
+    let who = match live {
+        Some(w) => format!(
+            "by a live {} (host {}, pid {}), last seen {:.1}s ago at {}, with a lease of {:?}",
+            w.kind,
+            w.hostname,
+            w.pid,
+            w.seconds_ago,
+            w.last_heartbeat
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            w.lease
+        ),
+        None => "by a live process that registered it just now".into(),
+    };
+    format!(
+        "worker id {id:?} is in use {who}: give this process another --worker-id, or stop that \
+         one first (its id is free again once it stops, or once its lease passes without a heartbeat)"
+    )
 }
 
 /// True when `err` is a unique violation (SQLSTATE 23505) on `constraint`.

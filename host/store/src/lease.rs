@@ -138,7 +138,9 @@ impl Store {
     }
 
     /// Extends every lease in `leases` held by `worker` to now() + `lease`, in one
-    /// statement, and reports which were lost and which jobs should be cancelled.
+    /// statement, and reports which were lost and which jobs should be cancelled. The same
+    /// statement renews `worker`'s row in the registry (`workers.rs`), so an idle worker
+    /// calls it with no leases.
     #[tracing::instrument(name = "store.heartbeat", level = "debug", skip_all, fields(worker, leases = leases.len()))]
     pub async fn heartbeat(
         &self,
@@ -147,9 +149,8 @@ impl Store {
         lease: Duration,
     ) -> Result<HeartbeatReport, StoreError> {
         let lease_us = micros("lease", lease, true)?;
-        if leases.is_empty() {
-            return Ok(HeartbeatReport::default());
-        }
+        // Sent even without leases: the statement also renews the worker's row in the
+        // registry (`sluice.workers`), so an idle worker does not look lost.
         let ids: Vec<i64> = leases.iter().map(|l| l.job_id).collect();
         let tokens: Vec<Uuid> = leases.iter().map(|l| l.token).collect();
         let rows: Vec<(i64, bool)> = sqlx::query_as(HEARTBEAT)

@@ -38,6 +38,7 @@ mod text;
 mod time_range;
 mod tokens;
 mod types;
+mod workers;
 
 use std::time::Duration;
 
@@ -73,6 +74,9 @@ pub use tenants::{TenantLimits, TenantRecord};
 pub use time_range::{MAX_DELAY, RUN_AT_MAX, RUN_AT_MIN};
 pub use tokens::{NewToken, TOKEN_PREFIX, TokenIdentity, TokenRecord, token_hash};
 pub use types::{AttemptOutcome, JobState, KeyScope, Lease, priority};
+pub use workers::{
+    LiveWorker, NewWorker, Registration, WORKER_RETENTION, WorkerKind, WorkerRecord, WorkerState,
+};
 
 /// The schema migrations in `migrations/` at the repository root, embedded at compile
 /// time. Tests use it as `#[sqlx::test(migrator = "sluice_store::MIGRATOR")]`.

@@ -1,4 +1,5 @@
-//! Fleet maintenance runs: retention, once per interval across every host, never two
+//! Fleet maintenance runs: retention (finished jobs, old schedule slot records, old rows
+//! of the worker registry), once per interval across every host, never two
 //! at once.
 //!
 //! Owns: `sluice.maintenance_runs` and the retention advisory lock. Two guards:
@@ -40,6 +41,9 @@ pub struct RetentionReport {
     pub jobs: PruneReport,
     /// Schedule slot records older than the completed-job retention.
     pub schedule_slots: u64,
+    /// Rows of the worker registry stopped or lost more than [`crate::WORKER_RETENTION`]
+    /// ago.
+    pub workers: u64,
 }
 
 /// Takes this interval's run: moves `last_started_at` to now() only if the last run
@@ -97,14 +101,16 @@ impl Store {
         let schedule_slots = self
             .prune_schedule_slots(policy.completed, policy.batch_size)
             .await?;
+        let workers = self.prune_workers(crate::WORKER_RETENTION).await?;
         sqlx::query(FINISH_RUN)
             .bind("retention")
-            .bind((jobs.deleted + schedule_slots) as i64)
+            .bind((jobs.deleted + schedule_slots + workers) as i64)
             .execute(&self.pool)
             .await?;
         Ok(MaintenanceRun::Ran(RetentionReport {
             jobs,
             schedule_slots,
+            workers,
         }))
     }
 }

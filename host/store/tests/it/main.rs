@@ -25,3 +25,4 @@ mod secrets;
 mod sql_enqueue;
 mod sql_files;
 mod stats;
+mod workers;

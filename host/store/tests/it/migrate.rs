@@ -38,6 +38,7 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
             "schedules",
             "secrets",
             "tenants",
+            "workers",
         ]
     );
 
