@@ -13,4 +13,5 @@ pub mod secrets;
 pub mod services;
 pub mod signals;
 pub mod units;
+pub mod webhooks;
 pub mod worker;

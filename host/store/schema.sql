@@ -28,6 +28,8 @@ CREATE SEQUENCE sluice.attempt_history_id_seq AS bigint START 1 INCREMENT 1 MINV
 CREATE SEQUENCE sluice.components_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.components.id;
 CREATE SEQUENCE sluice.jobs_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.jobs.id;
 CREATE SEQUENCE sluice.schedules_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.schedules.id;
+CREATE SEQUENCE sluice.webhook_endpoints_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.webhook_endpoints.id;
+CREATE SEQUENCE sluice.webhook_events_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.webhook_events.id;
 
 
 -- Tables
@@ -299,6 +301,52 @@ CREATE TABLE sluice.tenants (
     CONSTRAINT tenants_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE sluice.webhook_endpoints (
+    id bigint DEFAULT nextval('sluice.webhook_endpoints_id_seq'::regclass) NOT NULL,
+    tenant text NOT NULL,
+    url text NOT NULL,
+    events text[] NOT NULL,
+    description text DEFAULT ''::text NOT NULL,
+    enabled boolean DEFAULT true NOT NULL,
+    disabled_reason text,
+    key_id text NOT NULL,
+    nonce bytea NOT NULL,
+    ciphertext bytea NOT NULL,
+    previous_key_id text,
+    previous_nonce bytea,
+    previous_ciphertext bytea,
+    previous_until timestamp with time zone,
+    retry_schedule_ms bigint[],
+    timeout_ms integer DEFAULT 15000 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT webhook_endpoints_description_length CHECK ((char_length(description) <= 1024)),
+    CONSTRAINT webhook_endpoints_events_size CHECK ((((cardinality(events) >= 1) AND (cardinality(events) <= 64)) AND (array_position(events, NULL::text) IS NULL))),
+    CONSTRAINT webhook_endpoints_key_id_hex CHECK ((key_id ~ '^[0-9a-f]{16}$'::text)),
+    CONSTRAINT webhook_endpoints_nonce_length CHECK ((octet_length(nonce) = 12)),
+    CONSTRAINT webhook_endpoints_pkey PRIMARY KEY (id),
+    CONSTRAINT webhook_endpoints_previous_complete CHECK ((((previous_key_id IS NULL) = (previous_nonce IS NULL)) AND ((previous_key_id IS NULL) = (previous_ciphertext IS NULL)) AND ((previous_key_id IS NULL) = (previous_until IS NULL)))),
+    CONSTRAINT webhook_endpoints_previous_key_id_hex CHECK ((previous_key_id ~ '^[0-9a-f]{16}$'::text)),
+    CONSTRAINT webhook_endpoints_retry_schedule CHECK ((((cardinality(retry_schedule_ms) >= 0) AND (cardinality(retry_schedule_ms) <= 20)) AND (array_position(retry_schedule_ms, NULL::bigint) IS NULL))),
+    CONSTRAINT webhook_endpoints_tenant_fkey FOREIGN KEY (tenant) REFERENCES sluice.tenants(id) ON DELETE CASCADE,
+    CONSTRAINT webhook_endpoints_timeout_range CHECK (((timeout_ms >= 100) AND (timeout_ms <= 300000))),
+    CONSTRAINT webhook_endpoints_url_length CHECK (((char_length(url) >= 1) AND (char_length(url) <= 2048)))
+);
+
+CREATE TABLE sluice.webhook_events (
+    id bigint DEFAULT nextval('sluice.webhook_events_id_seq'::regclass) NOT NULL,
+    tenant text NOT NULL,
+    event_type text NOT NULL,
+    body bytea NOT NULL,
+    idempotency_key text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT webhook_events_idempotency_key_length CHECK (((char_length(idempotency_key) >= 1) AND (char_length(idempotency_key) <= 255))),
+    CONSTRAINT webhook_events_pkey PRIMARY KEY (id),
+    CONSTRAINT webhook_events_tenant_fkey FOREIGN KEY (tenant) REFERENCES sluice.tenants(id) ON DELETE CASCADE,
+    CONSTRAINT webhook_events_tenant_key UNIQUE (tenant, idempotency_key),
+    CONSTRAINT webhook_events_type_syntax CHECK ((event_type ~ '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$'::text))
+);
+
 CREATE TABLE sluice.workers (
     id text NOT NULL,
     kind text NOT NULL,
@@ -352,6 +400,11 @@ CREATE UNIQUE INDEX schedules_tenant_name_key ON sluice.schedules USING btree (t
 CREATE INDEX secrets_key_id_idx ON sluice.secrets USING btree (key_id);
 CREATE UNIQUE INDEX secrets_pkey ON sluice.secrets USING btree (tenant, name);
 CREATE UNIQUE INDEX tenants_pkey ON sluice.tenants USING btree (id);
+CREATE UNIQUE INDEX webhook_endpoints_pkey ON sluice.webhook_endpoints USING btree (id);
+CREATE INDEX webhook_endpoints_tenant_idx ON sluice.webhook_endpoints USING btree (tenant, id);
+CREATE INDEX webhook_events_created_idx ON sluice.webhook_events USING btree (created_at);
+CREATE UNIQUE INDEX webhook_events_pkey ON sluice.webhook_events USING btree (id);
+CREATE UNIQUE INDEX webhook_events_tenant_key ON sluice.webhook_events USING btree (tenant, idempotency_key);
 CREATE UNIQUE INDEX workers_pkey ON sluice.workers USING btree (id);
 
 
@@ -437,6 +490,8 @@ DECLARE
                OR EXISTS (SELECT 1 FROM sluice.secrets s
                           WHERE s.tenant = jt.tenant AND s.name = ANY (jt.secrets)
                             AND s.key_id <> ALL (p_secret_keys))));
+    -- Webhook deliveries are signed with sealed secrets: a host with no key leaves them.
+    v_keyless boolean := COALESCE(cardinality(p_secret_keys), 0) = 0;
 BEGIN
     PERFORM 1
     FROM sluice.tenants t
@@ -498,6 +553,7 @@ BEGIN
             WHERE j.tenant = b.tenant AND j.state = 'pending' AND j.run_at <= now()
               AND (p_job_types IS NULL OR j.job_type = ANY (p_job_types))
               AND (cardinality(v_skip) = 0 OR (j.tenant || '/' || j.job_type) <> ALL (v_skip))
+              AND (NOT v_keyless OR j.job_type <> 'sluice.webhook')
               AND b.take > 0
             ORDER BY j.priority DESC, j.run_at, j.id
             LIMIT b.take
@@ -841,6 +897,113 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION sluice.send_event(tenant text, event_type text, payload jsonb, idempotency_key text DEFAULT NULL::text)
+ RETURNS bigint
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+#variable_conflict use_variable
+DECLARE
+    v_limit bigint;
+    v_id    bigint;
+    v_body  bytea;
+BEGIN
+    SELECT coalesce(t.max_payload_bytes,
+                    nullif(current_setting('sluice.default_max_payload_bytes', true), '')::bigint,
+                    1048576)
+      INTO v_limit
+      FROM sluice.tenants t WHERE t.id = send_event.tenant;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'unknown tenant "%": create it first (sluice tenants create %)',
+                send_event.tenant, send_event.tenant
+            USING ERRCODE = 'foreign_key_violation', COLUMN = 'tenant';
+    END IF;
+    IF send_event.event_type IS NULL
+       OR send_event.event_type !~ '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$' THEN
+        RAISE EXCEPTION 'invalid event type "%": 1 to 128 of letters, digits, `_`, `.` and `-`, not starting with `.` or `-`',
+                send_event.event_type
+            USING ERRCODE = 'check_violation', COLUMN = 'event_type';
+    END IF;
+    IF send_event.idempotency_key IS NOT NULL THEN
+        -- Serialise senders of one key: the second waits, then finds the first's event.
+        PERFORM pg_advisory_xact_lock(hashtextextended(
+            'sluice.send_event/' || send_event.tenant || '/' || send_event.idempotency_key, 0));
+        SELECT e.id INTO v_id FROM sluice.webhook_events e
+        WHERE e.tenant = send_event.tenant AND e.idempotency_key = send_event.idempotency_key;
+        IF FOUND THEN
+            RETURN v_id;
+        END IF;
+    END IF;
+    v_id := nextval('sluice.webhook_events_id_seq');
+    v_body := sluice.webhook_body(v_id, send_event.event_type, send_event.payload);
+    IF octet_length(v_body) > v_limit THEN
+        RAISE EXCEPTION 'event is % bytes, over the limit of % bytes: store large data elsewhere and pass a reference',
+                octet_length(v_body), v_limit
+            USING ERRCODE = 'program_limit_exceeded', COLUMN = 'payload';
+    END IF;
+    INSERT INTO sluice.webhook_events (id, tenant, event_type, body, idempotency_key)
+    VALUES (v_id, send_event.tenant, send_event.event_type, v_body, send_event.idempotency_key);
+    PERFORM sluice.webhook_enqueue(send_event.tenant, v_id, ARRAY(
+        SELECT e.id FROM sluice.webhook_endpoints e
+        WHERE e.tenant = send_event.tenant AND e.enabled
+          AND sluice.webhook_matches(e.events, send_event.event_type)
+        ORDER BY e.id));
+    RETURN v_id;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.webhook_body(p_id bigint, p_type text, p_payload jsonb)
+ RETURNS bytea
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT convert_to(jsonb_build_object(
+        'id', 'evt_' || p_id,
+        'type', p_type,
+        'timestamp', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+        'data', coalesce(p_payload, 'null'::jsonb))::text, 'UTF8')
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.webhook_enqueue(p_tenant text, p_event bigint, p_endpoints bigint[])
+ RETURNS bigint[]
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    v_ids bigint[];
+BEGIN
+    WITH inserted AS (
+        INSERT INTO sluice.jobs (tenant, job_type, payload, priority, max_attempts)
+        SELECT p_tenant, 'sluice.webhook',
+               convert_to(json_build_object('endpoint', e.id, 'event', p_event)::text, 'UTF8'),
+               0, 1 + coalesce(cardinality(e.retry_schedule_ms), 7)
+        FROM unnest(p_endpoints) WITH ORDINALITY AS u(endpoint, ord)
+        JOIN sluice.webhook_endpoints e ON e.id = u.endpoint AND e.tenant = p_tenant
+        ORDER BY u.ord
+        RETURNING id
+    )
+    SELECT array_agg(id ORDER BY id) INTO v_ids FROM inserted;
+    IF cardinality(v_ids) > 0 THEN
+        PERFORM pg_notify('sluice_jobs', '');
+    END IF;
+    RETURN coalesce(v_ids, '{}');
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.webhook_matches(patterns text[], event_type text)
+ RETURNS boolean
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+    SELECT EXISTS (
+        SELECT 1 FROM unnest(patterns) AS p(pattern)
+        WHERE p.pattern = '*'
+           OR p.pattern = event_type
+           OR (right(p.pattern, 2) = '.*'
+               AND left(event_type, char_length(p.pattern) - 1) = left(p.pattern, -1))
+    )
+$function$;
+
 
 -- Triggers
 -- --------
@@ -852,4 +1015,5 @@ $function$;
 COMMENT ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text) IS 'Enqueue one Sluice job inside the caller''s transaction; returns the job id (the existing one for a duplicate idempotency key). See docs/enqueue-from-sql.md.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint) IS 'sluice.enqueue_jobs(...) for jobs without a parent (the form of migration 0011). See migrations/0014_follow_up_jobs.sql.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[]) IS 'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys, parents and one wake-up notice. Used by the Rust enqueue, follow-up jobs, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql and 0014_follow_up_jobs.sql.';
+COMMENT ON FUNCTION sluice.send_event(tenant text, event_type text, payload jsonb, idempotency_key text) IS 'Send a webhook event inside the caller''s transaction: one delivery job per matching, enabled endpoint of the tenant (the transactional outbox). Returns the event id. See docs/webhooks.md.';
 COMMENT ON VIEW sluice.job_attempts IS 'Every attempt of every job: the history table plus the attempt a running or completed job holds on its row.';

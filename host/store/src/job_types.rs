@@ -171,6 +171,19 @@ pub(crate) fn validate_job_type_name(name: &str) -> Result<(), StoreError> {
     text::check("job_type", name)
 }
 
+/// Refuses the names Sluice keeps for types it runs itself (`sluice.webhook`, ...).
+fn check_not_reserved(name: &str) -> Result<(), StoreError> {
+    if name.starts_with("sluice.") {
+        return Err(StoreError::InvalidInput {
+            field: "job_type",
+            message: format!(
+                "`{name}`: names starting with `sluice.` are reserved for Sluice's own job types"
+            ),
+        });
+    }
+    Ok(())
+}
+
 fn opt_ms(field: &'static str, d: Option<Duration>) -> Result<Option<i64>, StoreError> {
     d.map(|d| {
         i64::try_from(d.as_millis()).map_err(|_| StoreError::InvalidInput {
@@ -209,6 +222,7 @@ impl Store {
         validate_tenant_id(&spec.tenant)
             .map_err(|_| StoreError::UnknownTenant(spec.tenant.clone()))?;
         validate_job_type_name(&spec.name)?;
+        check_not_reserved(&spec.name)?;
         if spec.max_attempts < 1 {
             return Err(StoreError::InvalidInput {
                 field: "max_attempts",

@@ -1,0 +1,295 @@
+//! Webhook events and deliveries (migration 0016): sending an event (the transactional
+//! outbox's `sluice.send_event`), test pings, redelivery, what a delivery sends (read at
+//! send time), the delivery history, and the retention of events.
+//!
+//! A delivery is a job of type [`crate::WEBHOOK_JOB_TYPE`] whose payload is
+//! `{"endpoint": <id>, "event": <id>}`; its state, attempts and errors are the job's.
+//! Must not: decrypt a secret, send anything, or return a row of another tenant than the
+//! one asked for.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use crate::webhooks::SealedValue;
+use crate::{Store, StoreError, micros, text};
+
+/// A delivery as listed: the job's state with the endpoint's answer.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+pub struct DeliveryInfo {
+    /// The delivery's job id.
+    pub id: i64,
+    pub endpoint: i64,
+    pub event: i64,
+    /// `None` once retention pruned the event.
+    pub event_type: Option<String>,
+    pub state: String,
+    /// Attempts made (the one running included).
+    pub attempt: i32,
+    pub max_attempts: i32,
+    /// When the next attempt is due (pending) or was due.
+    pub run_at: DateTime<Utc>,
+    pub created_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub last_error: Option<String>,
+    /// The HTTP status of the last answer, when there was one.
+    pub last_status: Option<i32>,
+    /// The first bytes of the 2xx answer that completed it.
+    pub response: Option<String>,
+}
+
+/// What one delivery sends, read when it is sent.
+#[derive(Clone, Debug)]
+pub struct DeliveryTarget {
+    /// `None`: the endpoint was deleted.
+    pub endpoint: Option<EndpointForSend>,
+    /// `None`: the event is gone (retention).
+    pub event: Option<(String, Vec<u8>)>,
+}
+
+/// An endpoint's settings at send time, with the secrets that sign (current first).
+#[derive(Clone, Debug)]
+pub struct EndpointForSend {
+    pub url: String,
+    pub events: Vec<String>,
+    pub enabled: bool,
+    pub disabled_reason: Option<String>,
+    pub secrets: Vec<SealedValue>,
+    pub retry_schedule_ms: Option<Vec<i64>>,
+    pub timeout_ms: i32,
+}
+
+#[derive(sqlx::FromRow)]
+struct TargetRow {
+    url: Option<String>,
+    events: Option<Vec<String>>,
+    enabled: Option<bool>,
+    disabled_reason: Option<String>,
+    key_id: Option<String>,
+    nonce: Option<Vec<u8>>,
+    ciphertext: Option<Vec<u8>>,
+    previous_key_id: Option<String>,
+    previous_nonce: Option<Vec<u8>>,
+    previous_ciphertext: Option<Vec<u8>>,
+    retry_schedule_ms: Option<Vec<i64>>,
+    timeout_ms: Option<i32>,
+    event_type: Option<String>,
+    body: Option<Vec<u8>>,
+}
+
+/// Events kept at least this long (and while a delivery still needs them).
+pub const EVENT_RETENTION: Duration = Duration::from_secs(30 * 24 * 3600);
+
+const SEND_EVENT: &str = include_str!("../sql/webhooks/send_event.sql");
+const TEST_EVENT: &str = include_str!("../sql/webhooks/test_event.sql");
+const TARGET: &str = include_str!("../sql/webhooks/target.sql");
+const DELIVERIES: &str = include_str!("../sql/webhooks/deliveries.sql");
+const REDELIVER: &str = include_str!("../sql/webhooks/redeliver.sql");
+const PRUNE_EVENTS: &str = include_str!("../sql/webhooks/prune_events.sql");
+
+impl Store {
+    /// Stores an event and enqueues one delivery per matching, enabled endpoint (what
+    /// `sluice.send_event` does in SQL); with a key the tenant already used, returns that
+    /// event and enqueues nothing. Returns the event id.
+    pub async fn send_event(
+        &self,
+        tenant: &str,
+        event_type: &str,
+        payload: &serde_json::Value,
+        idempotency_key: Option<&str>,
+    ) -> Result<i64, StoreError> {
+        crate::webhooks::validate_event_type(event_type)?;
+        if let Some(key) = idempotency_key {
+            text::check("idempotency_key", key)?;
+            if key.is_empty() || key.chars().count() > 255 {
+                return Err(StoreError::InvalidInput {
+                    field: "idempotency_key",
+                    message: "1 to 255 characters".into(),
+                });
+            }
+        }
+        if !text::findable(tenant) {
+            return Err(StoreError::UnknownTenant(tenant.to_owned()));
+        }
+        sqlx::query_scalar(SEND_EVENT)
+            .bind(tenant)
+            .bind(event_type)
+            .bind(sqlx::types::Json(payload))
+            .bind(idempotency_key)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|err| send_error(err, tenant))
+    }
+
+    /// Sends a `sluice.test` event to endpoint `id` only. Returns (event, delivery).
+    pub async fn send_test_event(
+        &self,
+        tenant: &str,
+        id: i64,
+        payload: &serde_json::Value,
+    ) -> Result<(i64, i64), StoreError> {
+        let missing = || StoreError::NotFound {
+            entity: "webhook endpoint",
+            id: format!("ep_{id}"),
+        };
+        if !text::findable(tenant) {
+            return Err(missing());
+        }
+        let row: Option<(i64, i64)> = sqlx::query_as(TEST_EVENT)
+            .bind(tenant)
+            .bind(id)
+            .bind(sqlx::types::Json(payload))
+            .fetch_optional(&self.pool)
+            .await?;
+        row.ok_or_else(missing)
+    }
+
+    /// A new delivery of the event of delivery `id` to its endpoint (the same
+    /// `webhook-id`, a new job). Returns the new delivery's id.
+    pub async fn redeliver(&self, tenant: &str, id: i64) -> Result<i64, StoreError> {
+        let missing = || StoreError::NotFound {
+            entity: "webhook delivery",
+            id: id.to_string(),
+        };
+        if !text::findable(tenant) {
+            return Err(missing());
+        }
+        let row: Option<Option<i64>> = sqlx::query_scalar(REDELIVER)
+            .bind(tenant)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        match row {
+            None => Err(missing()),
+            Some(None) => Err(StoreError::NotFound {
+                entity: "webhook endpoint of delivery",
+                id: id.to_string(),
+            }),
+            Some(Some(new)) => Ok(new),
+        }
+    }
+
+    /// What delivery of `event` to `endpoint` sends now, inside `tenant`.
+    pub async fn webhook_target(
+        &self,
+        tenant: &str,
+        endpoint: i64,
+        event: i64,
+    ) -> Result<DeliveryTarget, StoreError> {
+        let row: TargetRow = sqlx::query_as(TARGET)
+            .bind(tenant)
+            .bind(endpoint)
+            .bind(event)
+            .fetch_one(&self.pool)
+            .await?;
+        let event = row.event_type.zip(row.body);
+        let endpoint = match (row.url, row.key_id, row.nonce, row.ciphertext) {
+            (Some(url), Some(key_id), Some(nonce), Some(ciphertext)) => {
+                let mut secrets = vec![SealedValue {
+                    key_id,
+                    nonce,
+                    ciphertext,
+                }];
+                if let (Some(key_id), Some(nonce), Some(ciphertext)) = (
+                    row.previous_key_id,
+                    row.previous_nonce,
+                    row.previous_ciphertext,
+                ) {
+                    secrets.push(SealedValue {
+                        key_id,
+                        nonce,
+                        ciphertext,
+                    });
+                }
+                Some(EndpointForSend {
+                    url,
+                    events: row.events.unwrap_or_default(),
+                    enabled: row.enabled.unwrap_or(false),
+                    disabled_reason: row.disabled_reason,
+                    secrets,
+                    retry_schedule_ms: row.retry_schedule_ms,
+                    timeout_ms: row.timeout_ms.unwrap_or(15_000),
+                })
+            }
+            _ => None,
+        };
+        Ok(DeliveryTarget { endpoint, event })
+    }
+
+    /// Deliveries of `tenant`, newest first: to `endpoint`, at most `limit`.
+    pub async fn webhook_deliveries(
+        &self,
+        tenant: &str,
+        endpoint: i64,
+        limit: u32,
+    ) -> Result<Vec<DeliveryInfo>, StoreError> {
+        if !text::findable(tenant) {
+            return Ok(Vec::new());
+        }
+        Ok(sqlx::query_as(DELIVERIES)
+            .bind(tenant)
+            .bind(Some(endpoint))
+            .bind(None::<i64>)
+            .bind(i64::from(limit.clamp(1, 1000)))
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    /// One delivery of `tenant`.
+    pub async fn webhook_delivery(
+        &self,
+        tenant: &str,
+        id: i64,
+    ) -> Result<DeliveryInfo, StoreError> {
+        let missing = || StoreError::NotFound {
+            entity: "webhook delivery",
+            id: id.to_string(),
+        };
+        if !text::findable(tenant) {
+            return Err(missing());
+        }
+        let row: Option<DeliveryInfo> = sqlx::query_as(DELIVERIES)
+            .bind(tenant)
+            .bind(None::<i64>)
+            .bind(Some(id))
+            .bind(1_i64)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.ok_or_else(missing)
+    }
+
+    /// Retention: deletes up to `batch` events older than `age` that no unfinished
+    /// delivery needs. Returns how many.
+    pub async fn prune_webhook_events(&self, age: Duration, batch: u32) -> Result<u64, StoreError> {
+        let n: i64 = sqlx::query_scalar(PRUNE_EVENTS)
+            .bind(micros("age", age, false)?)
+            .bind(i64::from(batch.max(1)))
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(n as u64)
+    }
+}
+
+/// `sluice.send_event`'s raised errors as the store's: unknown tenant, bad event type,
+/// an event over the tenant's payload limit.
+fn send_error(err: sqlx::Error, tenant: &str) -> StoreError {
+    if let sqlx::Error::Database(db) = &err {
+        match db.code().as_deref() {
+            Some("23503") => return StoreError::UnknownTenant(tenant.to_owned()),
+            Some("23514") => {
+                return StoreError::InvalidInput {
+                    field: "event_type",
+                    message: db.message().to_owned(),
+                };
+            }
+            Some("54000") => {
+                return StoreError::InvalidInput {
+                    field: "payload",
+                    message: db.message().to_owned(),
+                };
+            }
+            _ => {}
+        }
+    }
+    StoreError::Database(err)
+}

@@ -1,0 +1,458 @@
+//! Webhook endpoints as stored rows (`sluice.webhook_endpoints`, migration 0016): a
+//! tenant's receivers, their event filters, their sealed signing secrets, retry
+//! schedules and state.
+//!
+//! Owns: every statement on the endpoints table, the syntax of event types and filter
+//! patterns, and the bounds of URLs, schedules and timeouts (checked here for every
+//! caller). Must not: encrypt, decrypt or see a signing secret (the host seals it with
+//! `sluice-secrets`; the store keeps what it is handed), judge a URL's destination (the
+//! egress connector does, at send time), or return a row of another tenant than the one
+//! asked for.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use crate::tenants::validate_tenant_id;
+use crate::{Store, StoreError, micros, text};
+
+/// The reserved job type of webhook deliveries; no user type may take a `sluice.` name.
+pub const WEBHOOK_JOB_TYPE: &str = "sluice.webhook";
+/// The event type of `webhooks test` pings (sent whatever the endpoint's filter).
+pub const TEST_EVENT_TYPE: &str = "sluice.test";
+/// The retry schedule when an endpoint sets none (after attempt 1, 2, ...): Standard
+/// Webhooks-like, ≈ 28 hours in all.
+pub const DEFAULT_RETRY_SCHEDULE: [Duration; 7] = [
+    Duration::from_secs(5),
+    Duration::from_secs(5 * 60),
+    Duration::from_secs(30 * 60),
+    Duration::from_secs(2 * 3600),
+    Duration::from_secs(5 * 3600),
+    Duration::from_secs(10 * 3600),
+    Duration::from_secs(10 * 3600),
+];
+/// The total time an attempt may take when an endpoint sets none.
+pub const DEFAULT_WEBHOOK_TIMEOUT: Duration = Duration::from_secs(15);
+/// Longest URL.
+pub const MAX_URL_LEN: usize = 2048;
+/// Most retries in a schedule, and the longest step.
+pub const MAX_RETRY_STEPS: usize = 20;
+pub const MAX_RETRY_STEP: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// An endpoint as shown: never its secret.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+pub struct EndpointInfo {
+    pub id: i64,
+    pub tenant: String,
+    pub url: String,
+    pub events: Vec<String>,
+    pub description: String,
+    pub enabled: bool,
+    /// Why it is disabled (by its owner, or after a 410 Gone).
+    pub disabled_reason: Option<String>,
+    /// Which operator key sealed its secret (a fingerprint, never the key).
+    pub key_id: String,
+    /// Retry delays in ms after attempt 1, 2, ... (`None`: the default schedule).
+    pub retry_schedule_ms: Option<Vec<i64>>,
+    pub timeout_ms: i32,
+    /// While a rotated-out secret still signs beside the current one: until when.
+    pub previous_until: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A signing secret sealed by the host, as stored. `Debug` shows no bytes.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SealedValue {
+    pub key_id: String,
+    pub nonce: Vec<u8>,
+    pub ciphertext: Vec<u8>,
+}
+
+impl std::fmt::Debug for SealedValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SealedValue")
+            .field("key_id", &self.key_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A new endpoint. `retry_schedule: None` is the default schedule.
+#[derive(Clone, Debug, Default)]
+pub struct NewEndpoint {
+    pub tenant: String,
+    pub url: String,
+    pub events: Vec<String>,
+    pub description: String,
+    pub retry_schedule: Option<Vec<Duration>>,
+    pub timeout: Option<Duration>,
+}
+
+/// Fields to change; `None` leaves one as it is. `retry_schedule: Some(None)` goes back
+/// to the default schedule.
+#[derive(Clone, Debug, Default)]
+pub struct EndpointUpdate {
+    pub url: Option<String>,
+    pub events: Option<Vec<String>>,
+    pub description: Option<String>,
+    pub enabled: Option<bool>,
+    pub retry_schedule: Option<Option<Vec<Duration>>>,
+    pub timeout: Option<Duration>,
+}
+
+/// The name a signing secret is sealed under (bound in as associated data with the
+/// tenant), so a ciphertext copied to another endpoint does not open.
+pub fn endpoint_secret_name(id: i64) -> String {
+    format!("webhook-endpoint:{id}")
+}
+
+/// `ep_12` → 12; `12` → 12. The error names the field.
+pub fn parse_endpoint_id(text: &str) -> Result<i64, StoreError> {
+    let digits = text.strip_prefix("ep_").unwrap_or(text);
+    digits
+        .parse::<i64>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| StoreError::InvalidInput {
+            field: "endpoint",
+            message: format!("`{text}` is not an endpoint id (ep_<number>)"),
+        })
+}
+
+/// Checks an event type: 1 to 128 of letters, digits, `_`, `.`, `-`, not starting with
+/// `.` or `-` (also a CHECK constraint and checked by `sluice.send_event`).
+pub fn validate_event_type(event_type: &str) -> Result<(), StoreError> {
+    let ok = !event_type.is_empty()
+        && event_type.len() <= 128
+        && !event_type.starts_with(['.', '-'])
+        && event_type
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::InvalidInput {
+            field: "event_type",
+            message: format!(
+                "`{event_type}`: 1 to 128 of letters, digits, `_`, `.` and `-`, not starting with `.` or `-`"
+            ),
+        })
+    }
+}
+
+/// Checks a filter: 1 to 64 patterns, each `*`, an event type, or `prefix.*`.
+fn validate_events(events: &[String]) -> Result<(), StoreError> {
+    if events.is_empty() || events.len() > 64 {
+        return Err(StoreError::InvalidInput {
+            field: "events",
+            message: format!("1 to 64 event type patterns, got {}", events.len()),
+        });
+    }
+    for pattern in events {
+        let base = pattern.strip_suffix(".*").unwrap_or(pattern);
+        if pattern != "*" && validate_event_type(base).is_err() {
+            return Err(StoreError::InvalidInput {
+                field: "events",
+                message: format!(
+                    "pattern `{pattern}`: use `*`, an event type (`invoice.paid`) or a prefix (`invoice.*`)"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Checks a URL's shape: `http(s)://…`, at most [`MAX_URL_LEN`]; whether its destination
+/// may be reached is the egress connector's call at send time.
+fn validate_url(url: &str) -> Result<(), StoreError> {
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    let shaped = (lower.starts_with("http://") || lower.starts_with("https://"))
+        && url.len() <= MAX_URL_LEN
+        && !url.chars().any(|c| c.is_whitespace() || c.is_control());
+    if shaped {
+        Ok(())
+    } else {
+        Err(StoreError::InvalidInput {
+            field: "url",
+            message: format!(
+                "`{}`: an http:// or https:// URL of at most {MAX_URL_LEN} characters, without spaces",
+                url.chars().take(100).collect::<String>()
+            ),
+        })
+    }
+}
+
+fn schedule_ms(schedule: Option<&[Duration]>) -> Result<Option<Vec<i64>>, StoreError> {
+    let Some(schedule) = schedule else {
+        return Ok(None);
+    };
+    if schedule.len() > MAX_RETRY_STEPS {
+        return Err(StoreError::InvalidInput {
+            field: "retry_schedule",
+            message: format!("at most {MAX_RETRY_STEPS} retries, got {}", schedule.len()),
+        });
+    }
+    if let Some(step) = schedule.iter().find(|s| **s > MAX_RETRY_STEP) {
+        return Err(StoreError::InvalidInput {
+            field: "retry_schedule",
+            message: format!("{step:?} is longer than 7 days"),
+        });
+    }
+    Ok(Some(
+        schedule.iter().map(|s| s.as_millis() as i64).collect(),
+    ))
+}
+
+fn timeout_ms(timeout: Option<Duration>) -> Result<Option<i32>, StoreError> {
+    match timeout {
+        None => Ok(None),
+        Some(t) if t >= Duration::from_millis(100) && t <= Duration::from_secs(300) => {
+            Ok(Some(t.as_millis() as i32))
+        }
+        Some(t) => Err(StoreError::InvalidInput {
+            field: "timeout",
+            message: format!("{t:?}: between 100 ms and 5 min"),
+        }),
+    }
+}
+
+const NEXT_ENDPOINT_ID: &str = include_str!("../sql/webhooks/next_endpoint_id.sql");
+const CREATE_ENDPOINT: &str = include_str!("../sql/webhooks/create_endpoint.sql");
+const LIST_ENDPOINTS: &str = include_str!("../sql/webhooks/list_endpoints.sql");
+const GET_ENDPOINT: &str = include_str!("../sql/webhooks/get_endpoint.sql");
+const UPDATE_ENDPOINT: &str = include_str!("../sql/webhooks/update_endpoint.sql");
+const DELETE_ENDPOINT: &str = include_str!("../sql/webhooks/delete_endpoint.sql");
+const ROTATE_SECRET: &str = include_str!("../sql/webhooks/rotate_secret.sql");
+const DISABLE_ENDPOINT: &str = include_str!("../sql/webhooks/disable_endpoint.sql");
+
+fn not_found(id: i64) -> StoreError {
+    StoreError::NotFound {
+        entity: "webhook endpoint",
+        id: format!("ep_{id}"),
+    }
+}
+
+impl Store {
+    /// A fresh endpoint id, to seal the new endpoint's secret under before inserting it.
+    pub async fn next_webhook_endpoint_id(&self) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar(NEXT_ENDPOINT_ID)
+            .fetch_one(&self.pool)
+            .await?)
+    }
+
+    /// Checks `spec` and stores it under `id` with its sealed secret.
+    pub async fn create_webhook_endpoint(
+        &self,
+        id: i64,
+        spec: &NewEndpoint,
+        secret: &SealedValue,
+    ) -> Result<EndpointInfo, StoreError> {
+        validate_tenant_id(&spec.tenant)
+            .map_err(|_| StoreError::UnknownTenant(spec.tenant.clone()))?;
+        validate_url(&spec.url)?;
+        validate_events(&spec.events)?;
+        text::check("description", &spec.description)?;
+        let schedule = schedule_ms(spec.retry_schedule.as_deref())?;
+        let timeout =
+            timeout_ms(spec.timeout)?.unwrap_or(DEFAULT_WEBHOOK_TIMEOUT.as_millis() as i32);
+        let row: Option<EndpointInfo> = sqlx::query_as(CREATE_ENDPOINT)
+            .bind(id)
+            .bind(&spec.tenant)
+            .bind(&spec.url)
+            .bind(&spec.events)
+            .bind(&spec.description)
+            .bind(&secret.key_id)
+            .bind(&secret.nonce)
+            .bind(&secret.ciphertext)
+            .bind(schedule)
+            .bind(timeout)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(length_errors)?;
+        row.ok_or_else(|| StoreError::UnknownTenant(spec.tenant.clone()))
+    }
+
+    /// A tenant's endpoints, oldest first.
+    pub async fn list_webhook_endpoints(
+        &self,
+        tenant: &str,
+    ) -> Result<Vec<EndpointInfo>, StoreError> {
+        if !text::findable(tenant) {
+            return Ok(Vec::new());
+        }
+        Ok(sqlx::query_as(LIST_ENDPOINTS)
+            .bind(tenant)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    /// One endpoint of `tenant`; `NotFound` when it has none of that id.
+    pub async fn get_webhook_endpoint(
+        &self,
+        tenant: &str,
+        id: i64,
+    ) -> Result<EndpointInfo, StoreError> {
+        if !text::findable(tenant) {
+            return Err(not_found(id));
+        }
+        let row: Option<EndpointInfo> = sqlx::query_as(GET_ENDPOINT)
+            .bind(tenant)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.ok_or_else(|| not_found(id))
+    }
+
+    /// Changes the fields `update` sets; disabling by hand records who did it.
+    pub async fn update_webhook_endpoint(
+        &self,
+        tenant: &str,
+        id: i64,
+        update: &EndpointUpdate,
+    ) -> Result<EndpointInfo, StoreError> {
+        if let Some(url) = &update.url {
+            validate_url(url)?;
+        }
+        if let Some(events) = &update.events {
+            validate_events(events)?;
+        }
+        if let Some(description) = &update.description {
+            text::check("description", description)?;
+        }
+        let schedule = match &update.retry_schedule {
+            Some(schedule) => (true, schedule_ms(schedule.as_deref())?),
+            None => (false, None),
+        };
+        if !text::findable(tenant) {
+            return Err(not_found(id));
+        }
+        let row: Option<EndpointInfo> = sqlx::query_as(UPDATE_ENDPOINT)
+            .bind(tenant)
+            .bind(id)
+            .bind(&update.url)
+            .bind(&update.events)
+            .bind(&update.description)
+            .bind(update.enabled)
+            .bind("disabled by its owner")
+            .bind(schedule.0)
+            .bind(schedule.1)
+            .bind(timeout_ms(update.timeout)?)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(length_errors)?;
+        row.ok_or_else(|| not_found(id))
+    }
+
+    /// Deletes an endpoint; its pending deliveries end `cancelled` when picked up.
+    pub async fn delete_webhook_endpoint(&self, tenant: &str, id: i64) -> Result<(), StoreError> {
+        if !text::findable(tenant) {
+            return Err(not_found(id));
+        }
+        let row: Option<i64> = sqlx::query_scalar(DELETE_ENDPOINT)
+            .bind(tenant)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|_| ()).ok_or_else(|| not_found(id))
+    }
+
+    /// Replaces the signing secret; the old one signs beside it for `grace`.
+    pub async fn rotate_webhook_secret(
+        &self,
+        tenant: &str,
+        id: i64,
+        secret: &SealedValue,
+        grace: Duration,
+    ) -> Result<EndpointInfo, StoreError> {
+        if !text::findable(tenant) {
+            return Err(not_found(id));
+        }
+        let row: Option<EndpointInfo> = sqlx::query_as(ROTATE_SECRET)
+            .bind(tenant)
+            .bind(id)
+            .bind(&secret.key_id)
+            .bind(&secret.nonce)
+            .bind(&secret.ciphertext)
+            .bind(micros("grace", grace, false)?)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.ok_or_else(|| not_found(id))
+    }
+
+    /// Disables an endpoint with `reason` (after a 410 Gone); false if it already was.
+    pub async fn disable_webhook_endpoint(
+        &self,
+        tenant: &str,
+        id: i64,
+        reason: &str,
+    ) -> Result<bool, StoreError> {
+        let row: Option<i64> = sqlx::query_scalar(DISABLE_ENDPOINT)
+            .bind(tenant)
+            .bind(id)
+            .bind(text::lossy(reason).as_ref())
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.is_some())
+    }
+}
+
+/// A CHECK violation on a length constraint as the field's input error.
+fn length_errors(err: sqlx::Error) -> StoreError {
+    if let sqlx::Error::Database(db) = &err
+        && db.code().as_deref() == Some("23514")
+    {
+        let field = match db.constraint() {
+            Some(c) if c.contains("description") => "description",
+            Some(c) if c.contains("url") => "url",
+            _ => "endpoint",
+        };
+        return StoreError::InvalidInput {
+            field,
+            message: db.message().to_owned(),
+        };
+    }
+    StoreError::Database(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_take_star_types_and_prefixes_only() {
+        let ok = |p: &[&str]| validate_events(&p.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert!(ok(&["*"]).is_ok());
+        assert!(ok(&["invoice.paid", "invoice.*", "user_created"]).is_ok());
+        for bad in [
+            &[][..],
+            &["inv*"],
+            &["*.paid"],
+            &["a b"],
+            &[".x"],
+            &["invoice.**"],
+        ] {
+            assert!(ok(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn urls_must_be_http_or_https_and_endpoint_ids_take_the_prefix() {
+        assert!(validate_url("https://example.com/hook").is_ok());
+        assert!(
+            validate_url("HTTP://10.0.0.1/x").is_ok(),
+            "destinations are judged at send time"
+        );
+        for bad in [
+            "ftp://x",
+            "example.com",
+            "https://a b",
+            "javascript:alert(1)",
+        ] {
+            assert!(validate_url(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_endpoint_id("ep_12").unwrap(), 12);
+        assert_eq!(parse_endpoint_id("12").unwrap(), 12);
+        assert!(parse_endpoint_id("ep_x").is_err());
+        assert!(parse_endpoint_id("0").is_err());
+    }
+}
