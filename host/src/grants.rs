@@ -139,6 +139,24 @@ fn check_within(
         })
 }
 
+/// What a webhook delivery of `tenant` may reach: any http(s) destination the deny list
+/// leaves, inside the tenant's bound when the operator set one (entries that no longer
+/// parse here grant nothing), with the default limits.
+pub fn webhook_grant(tenant: &TenantRecord, networks: &NetworkPolicy) -> Grant {
+    let bound = tenant.egress_allow.as_deref().map(|entries| {
+        let good: Vec<&String> = entries
+            .iter()
+            .filter(|e| AllowList::parse_with([e.as_str()], networks).is_ok())
+            .collect();
+        AllowList::parse_with(good, networks).unwrap_or_default()
+    });
+    Grant {
+        allow: AllowList::any_destination(),
+        bound,
+        limits: EgressLimits::default(),
+    }
+}
+
 /// The grant of one attempt of `record`'s type, or `None` when the type may call nothing.
 /// Entries that no longer parse here (say, an IP literal whose network this host did not
 /// open) are left out, with a warning: denied, never widened.

@@ -16,6 +16,11 @@ pub struct WorkerProcess {
 impl WorkerProcess {
     /// `sluice worker --worker-id ID ARGS…`, logging at `info` to a file.
     pub fn spawn(sluice: &Sluice, id: &str, args: &[&str]) -> Self {
+        Self::spawn_env(sluice, id, args, &[])
+    }
+
+    /// [`WorkerProcess::spawn`] with these environment variables set too.
+    pub fn spawn_env(sluice: &Sluice, id: &str, args: &[&str], env: &[(&str, &str)]) -> Self {
         let log = std::env::temp_dir().join(format!(
             "sluice-worker-{}-{}-{id}.log",
             std::process::id(),
@@ -27,6 +32,7 @@ impl WorkerProcess {
         let child = sluice
             .command(&all)
             .env("SLUICE_LOG", "info")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(file)
             .spawn()

@@ -310,12 +310,24 @@ enum Host<'a> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AllowList {
     entries: Vec<AllowEntry>,
+    /// Every http(s) destination (webhook endpoints: their owner names the URL); the deny
+    /// list and a tenant's bound still apply.
+    any: bool,
 }
 
 impl AllowList {
     /// The empty list: nothing is permitted.
     pub fn deny_all() -> Self {
         Self::default()
+    }
+
+    /// Every http(s) destination the deny list (and a bound, if any) leaves: what a
+    /// webhook delivery is granted, since its owner chose the URL.
+    pub fn any_destination() -> Self {
+        Self {
+            entries: Vec::new(),
+            any: true,
+        }
     }
 
     /// Parses every entry; the first malformed one is the error.
@@ -334,7 +346,10 @@ impl AllowList {
             .into_iter()
             .map(|e| AllowEntry::parse_with(e.as_ref(), networks))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { entries })
+        Ok(Self {
+            entries,
+            any: false,
+        })
     }
 
     pub fn entries(&self) -> &[AllowEntry] {
@@ -342,7 +357,7 @@ impl AllowList {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        !self.any && self.entries.is_empty()
     }
 
     /// Whether `scheme://host:port` is permitted. `host` is normalised here (case, one
@@ -356,6 +371,9 @@ impl AllowList {
         let Some(s) = Scheme::parse(scheme) else {
             return Err(DenyReason::UnsupportedScheme(scheme.to_string()));
         };
+        if self.any {
+            return Ok(());
+        }
         let host = normalise_host(host);
         let h = match host.parse::<IpAddr>() {
             Ok(ip) => Host::Ip(ip),
@@ -379,6 +397,14 @@ impl AllowList {
     /// `Ok` if every entry of `self` is covered by some entry of `bound`; otherwise the
     /// first uncovered entry. Used so a job type's list can only narrow the tenant's bound.
     pub fn check_within(&self, bound: &AllowList) -> Result<(), NotCovered> {
+        if self.any && !bound.any {
+            return Err(NotCovered {
+                entry: "any destination".into(),
+            });
+        }
+        if bound.any {
+            return Ok(());
+        }
         match self
             .entries
             .iter()

@@ -212,3 +212,18 @@ fn coverage_and_narrowing() {
             .is_err()
     );
 }
+
+#[test]
+fn any_destination_permits_every_http_host_but_no_other_scheme_and_is_covered_only_by_itself() {
+    let any = AllowList::any_destination();
+    assert!(!any.is_empty());
+    assert!(any.permits("https", "hooks.example.com", 8443));
+    assert!(
+        any.permits("http", "10.0.0.1", 80),
+        "the deny list judges addresses, not the list"
+    );
+    assert!(!any.permits("ftp", "example.com", 21));
+    let listed = AllowList::parse(["https://api.example.com"]).unwrap();
+    assert!(any.check_within(&listed).is_err());
+    assert!(listed.check_within(&any).is_ok());
+}

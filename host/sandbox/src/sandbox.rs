@@ -94,6 +94,12 @@ impl Sandbox {
         &self.inner.config
     }
 
+    /// The vetted outbound connector guests send through; the host's webhook deliveries
+    /// use the same one (one SSRF implementation, the same opened networks and CAs).
+    pub fn connector(&self) -> &Connector {
+        &self.inner.connector
+    }
+
     /// Checks that `bytes` is a component this host can run as a task: at most
     /// `max_bytes`, a component (not a core module), compiles, exports `run` with the task
     /// world's type, and imports only what the host provides. Compiles the component

@@ -76,6 +76,7 @@ struct Families {
     fuel_used: JobHistograms,
     limit_violations: Family<ViolationLabels, Counter>,
     http_requests: Family<HttpLabels, Counter>,
+    webhook_responses: Family<HttpLabels, Counter>,
     http_request_seconds: JobHistograms,
     http_body_bytes: Family<HttpBytesLabels, Counter>,
     listener_fallbacks: Counter,
@@ -135,6 +136,7 @@ impl Families {
             fuel_used: JobHistograms::new_with_constructor(fuel_histogram),
             limit_violations: Family::default(),
             http_requests: Family::default(),
+            webhook_responses: Family::default(),
             http_request_seconds: JobHistograms::new_with_constructor(duration_histogram),
             http_body_bytes: Family::default(),
             listener_fallbacks: Counter::default(),
@@ -203,6 +205,11 @@ impl Families {
             "sluice_http_requests",
             "Outbound HTTP requests of attempts, by outcome (ok, denied, timeout, error)",
             f.http_requests.clone(),
+        );
+        r.register(
+            "sluice_webhook_responses",
+            "Answers to webhook deliveries by status class (outcome=2xx, 3xx, 4xx, 5xx)",
+            f.webhook_responses.clone(),
         );
         r.register(
             "sluice_http_request_duration_seconds",
@@ -450,6 +457,36 @@ impl Metrics {
                 .follow_ups
                 .get_or_create(&labels)
                 .inc_by(count as u64);
+        }
+    }
+
+    /// A webhook delivery's request: counted in `sluice_http_requests` and its duration
+    /// histogram under job type `sluice.webhook` (outcome ok, denied, timeout, error),
+    /// and, when an answer came, in `sluice_webhook_responses` by status class.
+    pub fn webhook_sent(
+        &self,
+        tenant: &str,
+        outcome: &str,
+        status: Option<u16>,
+        duration: Duration,
+    ) {
+        let labels = self.labels(tenant, sluice_store::WEBHOOK_JOB_TYPE);
+        let f = self.f();
+        let with = |outcome: String| HttpLabels {
+            tenant: labels.tenant.clone(),
+            job_type: labels.job_type.clone(),
+            outcome,
+        };
+        f.http_requests
+            .get_or_create(&with(outcome.to_owned()))
+            .inc();
+        f.http_request_seconds
+            .get_or_create(&labels)
+            .observe(duration.as_secs_f64());
+        if let Some(status) = status {
+            f.webhook_responses
+                .get_or_create(&with(format!("{}xx", status / 100)))
+                .inc();
         }
     }
 

@@ -7,7 +7,7 @@
 //! implementation), crypto at rest `sluice-secrets`'s. Must not: log or return a signing
 //! secret except the one `create`/`rotate-secret` print once, or store a URL or secret
 //! in a job.
-
+pub mod deliver;
 pub mod signing;
 
 use std::time::Duration;

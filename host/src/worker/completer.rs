@@ -39,7 +39,7 @@ pub(super) enum Transition {
     /// running → pending without using the attempt, or cancelled if a cancel is pending.
     Release(&'static str),
     /// running → cancelled; the reason becomes `last_error`.
-    Cancel(&'static str),
+    Cancel(std::borrow::Cow<'static, str>),
 }
 
 type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
@@ -121,7 +121,7 @@ impl Completer {
                     .map_err(Unwritten::from)
             }
             Transition::Cancel(reason) => {
-                persist(self.patience, || self.store.mark_cancelled(&lease, reason))
+                persist(self.patience, || self.store.mark_cancelled(&lease, &reason))
                     .await
                     .map_err(Unwritten::from)
             }

@@ -9,7 +9,9 @@
 use std::sync::{Arc, Mutex};
 
 use sluice_sandbox::{Failure as SandboxFailure, JobInput, Outcome, RunReport};
-use sluice_store::{AttemptOutcome, Backoff, ClaimedJob, Completion, Failure, Lease, NewJob};
+use sluice_store::{
+    AttemptOutcome, Backoff, ClaimedJob, Completion, Failure, Lease, NewJob, WEBHOOK_JOB_TYPE,
+};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info, info_span, warn};
@@ -47,8 +49,13 @@ impl Interrupt {
         self.token.cancel();
     }
 
-    fn reason(&self) -> Option<StopReason> {
+    pub(super) fn reason(&self) -> Option<StopReason> {
         *self.reason.lock().expect("interrupt lock")
+    }
+
+    /// Resolves once the attempt is asked to stop.
+    pub(super) async fn stopped(&self) {
+        self.token.cancelled().await
     }
 }
 
@@ -111,7 +118,7 @@ pub(super) fn transition(
         Outcome::Failed(SandboxFailure::Cancelled) => match stop {
             Some(StopReason::Shutdown) => Transition::Release("host shutting down"),
             Some(StopReason::LeaseLost) => return None,
-            Some(StopReason::Cancelled) | None => Transition::Cancel("cancelled"),
+            Some(StopReason::Cancelled) | None => Transition::Cancel("cancelled".into()),
         },
         Outcome::Failed(failure) => Transition::Fail(Failure {
             error: failure.reason(),
@@ -161,6 +168,16 @@ pub(super) async fn run_attempt(
     // Made only where something is logged: the fmt layer formats a span's fields when it
     // is created, which cost a few per cent of the worker's CPU when made for every job.
     let span = || info_span!("job", id, tenant = %tenant, r#type = %job_type, attempt);
+    if job_type == WEBHOOK_JOB_TYPE {
+        let recorded = super::webhook_attempt::run(
+            &completer, &registry, &metrics, &tenant, id, attempt, &payload, lease, &interrupt,
+            executing,
+        )
+        .instrument(span())
+        .await;
+        metrics.attempt_recorded(&tenant, &job_type, attempt, recorded);
+        return recorded;
+    }
     let recorded = match registry.resolve(&tenant, &job_type).await {
         Err(error) => {
             drop(executing);
@@ -238,7 +255,11 @@ pub(super) async fn run_attempt(
     recorded
 }
 
-async fn record(completer: &Completer, lease: Lease, next: Option<Transition>) -> Recorded {
+pub(super) async fn record(
+    completer: &Completer,
+    lease: Lease,
+    next: Option<Transition>,
+) -> Recorded {
     match next {
         None => {
             warn!("lease lost while running; outcome dropped");
@@ -338,7 +359,7 @@ mod tests {
                 Some(StopReason::Cancelled),
                 backoff()
             ),
-            Some(Transition::Cancel("cancelled"))
+            Some(Transition::Cancel("cancelled".into()))
         );
         assert_eq!(
             transition(
@@ -353,7 +374,7 @@ mod tests {
         // Interrupted with no reason recorded: only a cancel interrupts that way.
         assert_eq!(
             transition(cancelled(), Ok(Vec::new()), None, None, backoff()),
-            Some(Transition::Cancel("cancelled"))
+            Some(Transition::Cancel("cancelled".into()))
         );
     }
 

@@ -22,6 +22,7 @@ mod registry;
 mod shutdown;
 mod slots;
 mod wakeup;
+mod webhook_attempt;
 
 use std::sync::Arc;
 

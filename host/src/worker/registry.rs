@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
 use chrono::{DateTime, Utc};
+use sluice_sandbox::sluice_egress::Grant;
 use sluice_sandbox::{
     Contract, FollowUpGrant, Grants, HttpGrant, Limits, Sandbox, SecretGrant, TaskComponent,
 };
@@ -111,6 +112,27 @@ impl Registry {
     /// The sandbox jobs of these types run in.
     pub fn sandbox(&self) -> &Sandbox {
         &self.sandbox
+    }
+
+    /// The store records are read from (webhook deliveries read their target through it).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The host's secrets keys (`None`: it has none).
+    pub fn keyring(&self) -> Option<&Keyring> {
+        self.keyring.as_ref()
+    }
+
+    /// What a webhook delivery of `tenant` may reach: any http(s) destination the deny
+    /// list leaves, inside the tenant's egress bound when the operator set one (read
+    /// through the tenant cache).
+    pub async fn webhook_grant(self: &Arc<Self>, tenant: &str) -> Result<Grant, ResolveError> {
+        let (record, _) = self.tenant(tenant).await?;
+        Ok(grants::webhook_grant(
+            &record,
+            &self.sandbox.config().egress.networks,
+        ))
     }
 
     /// The newest contract this host runs, as the claim takes it.

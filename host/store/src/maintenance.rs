@@ -44,6 +44,9 @@ pub struct RetentionReport {
     /// Rows of the worker registry stopped or lost more than [`crate::WORKER_RETENTION`]
     /// ago.
     pub workers: u64,
+    /// Webhook events older than the dead-job retention (at least
+    /// [`crate::EVENT_RETENTION`]) that no unfinished delivery needs.
+    pub webhook_events: u64,
 }
 
 /// Takes this interval's run: moves `last_started_at` to now() only if the last run
@@ -102,15 +105,19 @@ impl Store {
             .prune_schedule_slots(policy.completed, policy.batch_size)
             .await?;
         let workers = self.prune_workers(crate::WORKER_RETENTION).await?;
+        let webhook_events = self
+            .prune_webhook_events(policy.dead.max(crate::EVENT_RETENTION), policy.batch_size)
+            .await?;
         sqlx::query(FINISH_RUN)
             .bind("retention")
-            .bind((jobs.deleted + schedule_slots + workers) as i64)
+            .bind((jobs.deleted + schedule_slots + workers + webhook_events) as i64)
             .execute(&self.pool)
             .await?;
         Ok(MaintenanceRun::Ran(RetentionReport {
             jobs,
             schedule_slots,
             workers,
+            webhook_events,
         }))
     }
 }

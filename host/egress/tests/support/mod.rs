@@ -63,6 +63,8 @@ impl Recorded {
 pub struct TestServer {
     pub addr: SocketAddr,
     accepts: Arc<AtomicUsize>,
+    /// Requests whose head was read (the index into the script of the next one).
+    served: Arc<AtomicUsize>,
     requests: Arc<Mutex<Vec<Recorded>>>,
     /// Notified when the client closed a connection the server was still waiting on.
     pub client_closed: Arc<Notify>,
@@ -70,37 +72,54 @@ pub struct TestServer {
 
 impl TestServer {
     pub async fn start(reply: Reply) -> Self {
-        Self::start_inner(reply, None).await
+        Self::start_inner(vec![reply], None).await
+    }
+
+    /// Answers the n-th request with `script[n]`, and every later one with its last
+    /// (the webhook tests' receivers; the connector's own tests need one reply).
+    #[allow(dead_code)]
+    pub async fn start_script(script: Vec<Reply>) -> Self {
+        assert!(!script.is_empty(), "a script needs at least one reply");
+        Self::start_inner(script, None).await
     }
 
     pub async fn start_tls(reply: Reply, tls: Arc<ServerConfig>) -> Self {
-        Self::start_inner(reply, Some(tokio_rustls::TlsAcceptor::from(tls))).await
+        Self::start_inner(vec![reply], Some(tokio_rustls::TlsAcceptor::from(tls))).await
     }
 
-    async fn start_inner(reply: Reply, tls: Option<tokio_rustls::TlsAcceptor>) -> Self {
+    async fn start_inner(script: Vec<Reply>, tls: Option<tokio_rustls::TlsAcceptor>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let server = TestServer {
             addr: listener.local_addr().unwrap(),
             accepts: Arc::default(),
+            served: Arc::default(),
             requests: Arc::default(),
             client_closed: Arc::default(),
         };
-        let (accepts, requests, closed) = (
+        let (accepts, served, requests, closed) = (
             server.accepts.clone(),
+            server.served.clone(),
             server.requests.clone(),
             server.client_closed.clone(),
         );
+        let script = Arc::new(script);
         tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {
                 accepts.fetch_add(1, Ordering::SeqCst);
-                let (reply, requests, closed, tls) =
-                    (reply.clone(), requests.clone(), closed.clone(), tls.clone());
+                let (script, served, requests, closed, tls) = (
+                    script.clone(),
+                    served.clone(),
+                    requests.clone(),
+                    closed.clone(),
+                    tls.clone(),
+                );
                 tokio::spawn(async move {
+                    let served = Served { script, served };
                     match tls {
-                        None => serve(tcp, reply, requests, closed).await,
+                        None => serve(tcp, served, requests, closed).await,
                         Some(acceptor) => {
                             if let Ok(s) = acceptor.accept(tcp).await {
-                                serve(s, reply, requests, closed).await;
+                                serve(s, served, requests, closed).await;
                             }
                         }
                     }
@@ -132,9 +151,23 @@ async fn read_until_eof<S: AsyncRead + Unpin>(s: &mut S) {
     }
 }
 
+/// The script and the count of requests read so far, shared by connections.
+struct Served {
+    script: Arc<Vec<Reply>>,
+    served: Arc<AtomicUsize>,
+}
+
+impl Served {
+    /// The reply for the request whose head was just read.
+    fn next(&self) -> Reply {
+        let n = self.served.fetch_add(1, Ordering::SeqCst);
+        self.script[n.min(self.script.len() - 1)].clone()
+    }
+}
+
 async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
     mut s: S,
-    reply: Reply,
+    served: Served,
     requests: Arc<Mutex<Vec<Recorded>>>,
     closed: Arc<Notify>,
 ) {
@@ -149,6 +182,7 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
         }
     };
+    let reply = served.next();
     let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
     let mut lines = head.split("\r\n");
     let mut first = lines.next().unwrap_or("").split(' ');
