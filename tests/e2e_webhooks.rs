@@ -637,3 +637,65 @@ async fn a_worker_killed_mid_delivery_is_followed_by_one_with_the_same_id(pool: 
     );
     verify(&requests[1], &secret).unwrap();
 }
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_task_sends_an_event_with_its_completion_and_only_then(pool: PgPool) {
+    let ctx = setup(&pool);
+    let receiver = TestServer::start(status(200, "ok")).await;
+    let (ep, secret) = ctx.endpoint(&url(&receiver), &["invoice.*"], &[]).await;
+    let file = support::sample("fan-out");
+    let t = ["--tenant", TENANT];
+    let push = [
+        &t[..],
+        &[
+            "component",
+            "push",
+            file.to_str().unwrap(),
+            "--name",
+            "fan-out",
+        ],
+    ]
+    .concat();
+    ctx.sluice.ok(&push);
+    ctx.sluice.ok(&[
+        &t[..],
+        &["types", "set", "fan-out", "--component", "fan-out"],
+    ]
+    .concat());
+    let event = json!({"type": "invoice.paid", "payload": {"from": "task"}});
+    // The first attempt asks for the event, then fails: nothing may be sent for it.
+    let args = json!({"type": "sluice.event", "count": 1, "payload": event, "retry_first": true})
+        .to_string();
+    let enqueue = [&t[..], &["enqueue", "fan-out", "--payload", &args]].concat();
+    ctx.sluice.json(&enqueue);
+    // A malformed event request is refused when the task asks, naming the problem.
+    let bad = json!({"type": "sluice.event", "count": 1, "payload": {"kind": "x"}}).to_string();
+    let bad_job = ctx
+        .sluice
+        .json(&[&t[..], &["enqueue", "fan-out", "--payload", &bad]].concat());
+    ctx.drain().await;
+
+    let requests = receiver.requests();
+    assert_eq!(
+        requests.len(),
+        1,
+        "one event, from the attempt that completed"
+    );
+    verify(&requests[0], &secret).unwrap();
+    let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
+    assert_eq!(
+        (body["type"].as_str(), &body["data"]),
+        (Some("invoice.paid"), &json!({"from": "task"}))
+    );
+    assert_eq!(ctx.deliveries(ep).await.len(), 1);
+    let bad_id = bad_job["id"].as_i64().unwrap().to_string();
+    let shown = ctx
+        .sluice
+        .json(&["--tenant", TENANT, "jobs", "show", &bad_id])["job"]
+        .clone();
+    let error = shown["last_error"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        error.contains("sluice.event") || error.contains("type"),
+        "{shown}"
+    );
+}

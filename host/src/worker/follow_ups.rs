@@ -4,7 +4,8 @@
 //! tenant has the job type, through the registry's cache), and the conversion of what
 //! the guest asked for into the store's [`NewJob`], which the completion inserts.
 //!
-//! Must not: insert jobs (the completion does, in the store, atomically with the
+//! A follow-up of the reserved type `sluice.event` is an event, checked here as one
+//! (docs/webhooks.md). Must not: insert jobs (the completion does, in the store, atomically with the
 //! attempt's success) or let a follow-up name another tenant (the tenant is always the
 //! attempt's own, never the guest's to choose).
 
@@ -12,7 +13,7 @@ use std::sync::{Arc, Weak};
 
 use chrono::DateTime;
 use sluice_sandbox::{CheckFuture, FollowUp, FollowUpCheck, FollowUpGrant, FollowUpRefusal};
-use sluice_store::{KeyScope, NewJob, RunAt, TenantRecord, priority};
+use sluice_store::{EVENT_JOB_TYPE, EventRequest, KeyScope, NewJob, RunAt, TenantRecord, priority};
 
 use super::registry::{Registry, ResolveError};
 
@@ -78,6 +79,30 @@ fn new_job(tenant: &str, follow_up: &FollowUp, payload: Vec<u8>) -> Result<NewJo
     Ok(job)
 }
 
+/// A `sluice.event` follow-up is an event sent when the attempt's completion is written:
+/// its payload must be an event request, and job options (when, priority, attempts, a
+/// job idempotency key) do not apply to it.
+fn check_event(follow_up: &FollowUp) -> Result<(), FollowUpRefusal> {
+    let options = [
+        (follow_up.delay.is_some(), "delay"),
+        (follow_up.run_at_ms.is_some(), "run-at-ms"),
+        (follow_up.priority.is_some(), "priority"),
+        (follow_up.max_attempts.is_some(), "max-attempts"),
+        (
+            follow_up.idempotency_key.is_some(),
+            "idempotency-key (put it in the payload)",
+        ),
+    ];
+    if let Some((_, name)) = options.iter().find(|(set, _)| *set) {
+        return Err(FollowUpRefusal::Invalid(format!(
+            "a `{EVENT_JOB_TYPE}` follow-up is sent when the attempt completes: option {name} does not apply"
+        )));
+    }
+    EventRequest::parse(&follow_up.payload)
+        .map(|_| ())
+        .map_err(|e| FollowUpRefusal::Invalid(e.to_string()))
+}
+
 /// The check of one attempt's follow-ups: they belong to `tenant`.
 struct TenantJobTypes {
     registry: Weak<Registry>,
@@ -97,6 +122,9 @@ impl FollowUpCheck for TenantJobTypes {
             }
             // The options as any enqueue checks them (the payload is not looked at).
             new_job(&self.tenant, follow_up, Vec::new()).map_err(FollowUpRefusal::Invalid)?;
+            if follow_up.job_type == EVENT_JOB_TYPE {
+                return check_event(follow_up);
+            }
             let Some(registry) = self.registry.upgrade() else {
                 return Err(FollowUpRefusal::Unavailable(
                     "the worker is shutting down".to_owned(),

@@ -10,12 +10,16 @@
 //! written without it. Must not: write a child for a parent whose lease did not hold
 //! (a stale or replayed completion matches no row, so it creates nothing), or insert
 //! jobs any other way than `enqueue_many_on` (the one INSERT, `sluice.enqueue_jobs`).
+//! Children of the reserved type `sluice.event` are events, not jobs: the same
+//! transaction sends them with `sluice.send_event` (the transactional outbox), so a
+//! task's event exists if and only if its attempt's completion was written.
 
 use std::collections::{HashMap, HashSet};
 
 use crate::enqueue::{NewJob, Parent};
 use crate::finish::{CompleteColumns, Completion};
 use crate::types::Lease;
+use crate::webhook_deliveries::{EVENT_JOB_TYPE, EventRequest, send_event_on};
 use crate::{Store, StoreError};
 
 impl Store {
@@ -50,7 +54,17 @@ impl Store {
                 .await?
                 .into_iter()
                 .collect();
-            let children = children_of(&live, &written);
+            let (events, children): (Vec<NewJob>, Vec<NewJob>) = children_of(&live, &written)
+                .into_iter()
+                .partition(|child| child.job_type == EVENT_JOB_TYPE);
+            if let Err((parent, error)) = send_events(&mut tx, &events).await {
+                tx.rollback().await?;
+                if error.is_transient() {
+                    return Err(error);
+                }
+                refused.insert(parent, error.to_string());
+                continue;
+            }
             match self.enqueue_many_on(&mut tx, &children).await {
                 Ok(_) => {
                     tx.commit().await?;
@@ -86,6 +100,28 @@ impl Store {
             })
             .collect())
     }
+}
+
+/// Sends the events that completions asked for (children of type [`EVENT_JOB_TYPE`]),
+/// in the completions' transaction; the first failure names its parent.
+async fn send_events(
+    tx: &mut sqlx::PgConnection,
+    events: &[NewJob],
+) -> Result<(), (i64, StoreError)> {
+    for child in events {
+        let parent = child.parent.as_ref().map_or(0, |p| p.id);
+        let request = EventRequest::parse(&child.payload).map_err(|e| (parent, e))?;
+        send_event_on(
+            tx,
+            &child.tenant,
+            &request.event_type,
+            &request.payload,
+            request.idempotency_key.as_deref(),
+        )
+        .await
+        .map_err(|e| (parent, e))?;
+    }
+    Ok(())
 }
 
 /// The follow-up jobs of the completions that were written, each with its parent.

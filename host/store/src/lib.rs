@@ -76,7 +76,9 @@ pub use tenants::{TenantLimits, TenantRecord};
 pub use time_range::{MAX_DELAY, RUN_AT_MAX, RUN_AT_MIN};
 pub use tokens::{NewToken, TOKEN_PREFIX, TokenIdentity, TokenRecord, token_hash};
 pub use types::{AttemptOutcome, JobState, KeyScope, Lease, priority};
-pub use webhook_deliveries::{DeliveryInfo, DeliveryTarget, EVENT_RETENTION, EndpointForSend};
+pub use webhook_deliveries::{
+    DeliveryInfo, DeliveryTarget, EVENT_JOB_TYPE, EVENT_RETENTION, EndpointForSend, EventRequest,
+};
 pub use webhooks::{
     DEFAULT_RETRY_SCHEDULE, DEFAULT_WEBHOOK_TIMEOUT, EndpointInfo, EndpointUpdate, NewEndpoint,
     SealedValue, TEST_EVENT_TYPE, WEBHOOK_JOB_TYPE, endpoint_secret_name, parse_endpoint_id,

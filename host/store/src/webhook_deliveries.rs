@@ -77,6 +77,53 @@ struct TargetRow {
     body: Option<Vec<u8>>,
 }
 
+/// The reserved follow-up job type through which a task sends an event: a child of this
+/// type is not inserted as a job; the completion that carries it calls
+/// `sluice.send_event` in its own transaction (docs/webhooks.md).
+pub const EVENT_JOB_TYPE: &str = "sluice.event";
+
+/// The payload of a [`EVENT_JOB_TYPE`] follow-up: `{"type": ..., "payload": ...,
+/// "idempotency_key": ...}` (the last two optional).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventRequest {
+    #[serde(rename = "type")]
+    pub event_type: String,
+    #[serde(default)]
+    pub payload: serde_json::Value,
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
+}
+
+impl EventRequest {
+    /// Parses and checks a follow-up's payload; the error names the problem.
+    pub fn parse(bytes: &[u8]) -> Result<EventRequest, StoreError> {
+        let request: EventRequest =
+            serde_json::from_slice(bytes).map_err(|e| StoreError::InvalidInput {
+                field: "payload",
+                message: format!(
+                    "a `{EVENT_JOB_TYPE}` payload is {{\"type\": \"invoice.paid\", \"payload\": {{...}}, \"idempotency_key\": \"...\"}}: {e}"
+                ),
+            })?;
+        crate::webhooks::validate_event_type(&request.event_type)?;
+        if let Some(key) = &request.idempotency_key {
+            check_key(key)?;
+        }
+        Ok(request)
+    }
+}
+
+fn check_key(key: &str) -> Result<(), StoreError> {
+    text::check("idempotency_key", key)?;
+    if key.is_empty() || key.chars().count() > 255 {
+        return Err(StoreError::InvalidInput {
+            field: "idempotency_key",
+            message: "1 to 255 characters".into(),
+        });
+    }
+    Ok(())
+}
+
 /// Events kept at least this long (and while a delivery still needs them).
 pub const EVENT_RETENTION: Duration = Duration::from_secs(30 * 24 * 3600);
 
@@ -100,25 +147,13 @@ impl Store {
     ) -> Result<i64, StoreError> {
         crate::webhooks::validate_event_type(event_type)?;
         if let Some(key) = idempotency_key {
-            text::check("idempotency_key", key)?;
-            if key.is_empty() || key.chars().count() > 255 {
-                return Err(StoreError::InvalidInput {
-                    field: "idempotency_key",
-                    message: "1 to 255 characters".into(),
-                });
-            }
+            check_key(key)?;
         }
         if !text::findable(tenant) {
             return Err(StoreError::UnknownTenant(tenant.to_owned()));
         }
-        sqlx::query_scalar(SEND_EVENT)
-            .bind(tenant)
-            .bind(event_type)
-            .bind(sqlx::types::Json(payload))
-            .bind(idempotency_key)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(|err| send_error(err, tenant))
+        let mut conn = self.pool.acquire().await?;
+        send_event_on(&mut conn, tenant, event_type, payload, idempotency_key).await
     }
 
     /// Sends a `sluice.test` event to endpoint `id` only. Returns (event, delivery).
@@ -268,6 +303,24 @@ impl Store {
             .await?;
         Ok(n as u64)
     }
+}
+
+/// `sluice.send_event` on `conn` (a transaction's, for events sent by a completion).
+pub(crate) async fn send_event_on(
+    conn: &mut sqlx::PgConnection,
+    tenant: &str,
+    event_type: &str,
+    payload: &serde_json::Value,
+    idempotency_key: Option<&str>,
+) -> Result<i64, StoreError> {
+    sqlx::query_scalar(SEND_EVENT)
+        .bind(tenant)
+        .bind(event_type)
+        .bind(sqlx::types::Json(payload))
+        .bind(idempotency_key)
+        .fetch_one(conn)
+        .await
+        .map_err(|err| send_error(err, tenant))
 }
 
 /// `sluice.send_event`'s raised errors as the store's: unknown tenant, bad event type,

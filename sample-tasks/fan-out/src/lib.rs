@@ -8,7 +8,9 @@
 //!   reports it instead;
 //! - `"secret": "NAME"`: reads the tenant's secret NAME and hands its value to every
 //!   child (`"token"`), which the host masks in what it keeps of the children;
-//! - `"wait_ms": N`: busy-waits N ms after enqueueing, before the attempt ends.
+//! - `"wait_ms": N`: busy-waits N ms after enqueueing, before the attempt ends;
+//! - `"payload": {...}`: every child gets exactly this payload instead (e.g. an event
+//!   request for the reserved type `sluice.event`, docs/webhooks.md).
 //!
 //! Child `i` gets the payload `{"n": i, "attempt": <this attempt>}` (plus `"token"`).
 //! The output is `{"enqueued": k, "refused": null | "<the error>"}`.
@@ -42,6 +44,8 @@ struct Args {
     secret: Option<String>,
     #[serde(default)]
     wait_ms: u64,
+    #[serde(default)]
+    payload: Option<sluice_guest::serde_json::Value>,
 }
 
 fn options(args: &Args, n: u32) -> Options {
@@ -74,6 +78,9 @@ fn run(job: Job) -> TaskResult {
         let mut payload = json!({ "n": n, "attempt": job.attempt });
         if let Some(token) = &token {
             payload["token"] = json!(token);
+        }
+        if let Some(fixed) = &args.payload {
+            payload = fixed.clone();
         }
         match jobs::enqueue_json(&args.job_type, &payload, options(&args, n)) {
             Ok(()) => enqueued += 1,
