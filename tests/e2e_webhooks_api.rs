@@ -427,6 +427,24 @@ async fn the_http_api_manages_endpoints_and_events_per_tenant(pool: PgPool) {
     let (status, _) = call(Method::GET, &path, &acme, None).await;
     assert_eq!(status, 404);
 
+    // The OpenAPI document lists every route.
+    let (_, doc) = call(Method::GET, "/v1/openapi.json", "", None).await;
+    for (route, method) in [
+        ("/v1/webhooks", "post"),
+        ("/v1/webhooks", "get"),
+        ("/v1/webhooks/{id}", "get"),
+        ("/v1/webhooks/{id}", "patch"),
+        ("/v1/webhooks/{id}", "delete"),
+        ("/v1/webhooks/{id}/rotate-secret", "post"),
+        ("/v1/webhooks/{id}/test", "post"),
+        ("/v1/webhooks/{id}/deliveries", "get"),
+        ("/v1/webhooks/deliveries/{id}", "get"),
+        ("/v1/webhooks/deliveries/{id}/redeliver", "post"),
+        ("/v1/events", "post"),
+    ] {
+        assert!(doc["paths"][route][method].is_object(), "{method} {route}");
+    }
+
     // A server without the secrets key refuses to create, 503 with the code.
     drop(api);
     let keyless = Api::start(&pool).await;
