@@ -7,6 +7,7 @@
 mod background;
 mod components;
 mod enqueue;
+mod events;
 mod jobs;
 mod output;
 mod push;
@@ -16,6 +17,7 @@ mod serve;
 mod stats;
 mod task_new;
 mod tenants;
+mod webhooks;
 mod worker;
 mod workers;
 
@@ -65,7 +67,8 @@ pub struct Global {
     pub egress_allow_networks: Vec<String>,
     /// File holding the secrets key: 64 hex characters (32 random bytes, e.g. from
     /// `openssl rand -hex 32`), a trailing newline allowed. Or set SLUICE_SECRETS_KEY to
-    /// the key itself. Used by worker, serve, secrets set and secrets rotate-key
+    /// the key itself. Used by worker, serve, secrets set, secrets rotate-key, webhooks
+    /// create and webhooks rotate-secret
     /// (docs/secrets.md).
     #[arg(
         long,
@@ -139,6 +142,13 @@ pub enum Command {
     /// The tenant's secrets (write-only: values are never shown), and key rotation.
     #[command(subcommand)]
     Secrets(secrets::SecretsCommand),
+    /// Webhook endpoints of the tenant: create (prints the signing secret once), list,
+    /// show, update, delete, rotate-secret, test, deliveries, redeliver.
+    #[command(subcommand)]
+    Webhooks(webhooks::WebhooksCommand),
+    /// Webhook events: `events send` delivers one to every matching endpoint.
+    #[command(subcommand)]
+    Events(events::EventsCommand),
     /// Fire due schedules and run retention, without claiming jobs.
     Scheduler(background::SchedulerArgs),
     /// Measure throughput and latency (prints one JSON object last).
@@ -195,6 +205,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             schedules::run(&store, &cli.global, &printer, command).await?
         }
         Command::Secrets(command) => secrets::run(&store, &cli.global, &printer, command).await?,
+        Command::Webhooks(command) => webhooks::run(&store, &cli.global, &printer, command).await?,
+        Command::Events(command) => events::run(&store, &cli.global, &printer, command).await?,
         Command::Scheduler(args) => background::run_standalone(store, args).await?,
         Command::Bench(_) | Command::Task(_) => unreachable!("handled before connecting"),
     }

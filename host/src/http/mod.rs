@@ -6,13 +6,15 @@
 //!
 //! Files: `router` (every route, generated OpenAPI), `auth` (tokens → tenant),
 //! `error` (the one error shape, axum rejections), `rate_limit` (token bucket),
-//! `state`, `jobs` + `job_views`, `components`, `job_types`, `secrets`, `health`, `openapi`,
+//! `state`, `jobs` + `job_views`, `components`, `job_types`, `secrets`, `webhooks` +
+//! `events` + `webhook_views` (webhook endpoints, events, deliveries), `health`, `openapi`,
 //! `server` (connections, header timeout), `body_timeout`, `validate` (field checks).
 
 mod auth;
 mod body_timeout;
 mod components;
 mod error;
+mod events;
 mod health;
 mod job_types;
 mod job_views;
@@ -27,6 +29,8 @@ mod server;
 mod state;
 mod stats;
 mod validate;
+mod webhook_views;
+mod webhooks;
 mod workers;
 
 use std::future::Future;
@@ -35,6 +39,10 @@ pub use auth::{ENV_ADMIN_HOME_TENANT, TENANT_HEADER};
 pub use router::{api_routes, app};
 pub use server::{DEFAULT_HEADER_TIMEOUT, serve_with};
 pub use state::{AppState, ServeConfig};
+pub use webhook_views::{
+    DeliveryView, EndpointView, EventAccepted, MAX_ROTATION_GRACE, Redelivered, TestSent,
+    default_schedule_text, event_label, grace as parse_grace, payload_text, test_payload,
+};
 
 /// Serves `app` on `listener` until `shutdown` completes, then finishes the requests in
 /// flight; request headers must arrive within [`DEFAULT_HEADER_TIMEOUT`].

@@ -171,8 +171,9 @@ fn add_cross_field_rules(doc: &mut Value) {
     ]);
 }
 
-/// How the answer of one operation feeds another (OpenAPI links): a created job's `id`
-/// and a created schedule's `name`. Generators follow them to reach real rows.
+/// How the answer of one operation feeds another (OpenAPI links): a created job's `id`,
+/// a created schedule's `name`, a created webhook endpoint's `id` and a test delivery's id.
+/// Generators follow them to reach real rows.
 fn add_links(doc: &mut Value) {
     let link = |operation: &str, parameter: &str, field: &str| {
         json!({
@@ -191,10 +192,24 @@ fn add_links(doc: &mut Value) {
         "ResumeSchedule": link("resume_schedule", "name", "name"),
         "DeleteSchedule": link("delete_schedule", "name", "name"),
     });
+    let endpoint_links = json!({
+        "GetEndpoint": link("get_endpoint", "id", "id"),
+        "UpdateEndpoint": link("update_endpoint", "id", "id"),
+        "RotateSecret": link("rotate_secret", "id", "id"),
+        "TestEndpoint": link("test_endpoint", "id", "id"),
+        "ListDeliveries": link("list_deliveries", "id", "id"),
+        "DeleteEndpoint": link("delete_endpoint", "id", "id"),
+    });
+    let delivery_links = json!({
+        "GetDelivery": link("get_delivery", "id", "delivery"),
+        "Redeliver": link("redeliver", "id", "delivery"),
+    });
     for (path, status, links) in [
         ("/v1/jobs", "201", &job_links),
         ("/v1/jobs", "200", &job_links),
         ("/v1/schedules", "201", &schedule_links),
+        ("/v1/webhooks", "201", &endpoint_links),
+        ("/v1/webhooks/{id}/test", "202", &delivery_links),
     ] {
         let response = &mut doc["paths"][path]["post"]["responses"][status];
         assert!(response.is_object(), "POST {path} documents {status}");

@@ -13,7 +13,10 @@ use utoipa_axum::routes;
 use super::error::{method_not_allowed, route_not_found};
 use super::openapi::ApiDoc;
 use super::state::AppState;
-use super::{components, health, job_types, jobs, openapi, schedules, secrets, stats, workers};
+use super::{
+    components, events, health, job_types, jobs, openapi, schedules, secrets, stats, webhooks,
+    workers,
+};
 
 /// The documented API: every route here is in the OpenAPI document.
 pub fn api_routes(state: &AppState) -> OpenApiRouter<AppState> {
@@ -41,6 +44,18 @@ pub fn api_routes(state: &AppState) -> OpenApiRouter<AppState> {
         .routes(routes!(schedules::resume_schedule))
         .routes(routes!(secrets::put_secret, secrets::delete_secret))
         .routes(routes!(secrets::list_secrets))
+        .routes(routes!(webhooks::create_endpoint, webhooks::list_endpoints))
+        .routes(routes!(
+            webhooks::get_endpoint,
+            webhooks::update_endpoint,
+            webhooks::delete_endpoint
+        ))
+        .routes(routes!(webhooks::rotate_secret))
+        .routes(routes!(webhooks::test_endpoint))
+        .routes(routes!(events::list_deliveries))
+        .routes(routes!(events::get_delivery))
+        .routes(routes!(events::redeliver))
+        .routes(routes!(events::send_event))
         .routes(routes!(stats::stats))
         .routes(routes!(workers::list_workers))
         .routes(routes!(health::healthz))
