@@ -1,7 +1,7 @@
 //! `sluice events send`: send a webhook event for the tenant (`--tenant`): stored, and
 //! one delivery enqueued per enabled endpoint whose filter matches its type — what
 //! `sluice.send_event(...)` does inside an application's transaction
-//! (docs/webhooks-endpoints.md). Prints the event id (`evt_N`).
+//! (docs/webhooks.md). Prints the event id (`evt_N`).
 //!
 //! Thin: the store does it in one statement. Must not: send anything (the worker
 //! delivers).

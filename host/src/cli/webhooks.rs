@@ -1,6 +1,6 @@
 //! `sluice webhooks create|list|show|update|delete|rotate-secret|test|deliveries|redeliver`:
 //! the tenant's webhook endpoints (`--tenant`) and their deliveries
-//! (docs/webhooks-endpoints.md). `create` and `rotate-secret` print the signing secret,
+//! (docs/webhooks.md). `create` and `rotate-secret` print the signing secret,
 //! once; nothing else ever does. `--json` prints the same objects as the HTTP API.
 //!
 //! Thin: `crate::webhooks` makes and seals secrets, the store checks every field and

@@ -1,5 +1,5 @@
 //! `/v1/webhooks`: the caller's tenant's webhook endpoints, the HTTP face of
-//! `sluice webhooks` (docs/webhooks-endpoints.md): create (answers the signing secret,
+//! `sluice webhooks` (docs/webhooks.md): create (answers the signing secret,
 //! once), list, show, update, delete, rotate the secret, send a test event. Deliveries and
 //! events are in `events`.
 //!

@@ -1,0 +1,169 @@
+//! Webhooks across boundaries: tenants kept apart, a worker killed mid-delivery, and
+//! events a task sends with its completion (`sluice.event` follow-ups).
+
+use super::*;
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn another_tenant_can_neither_reach_nor_receive_these_deliveries(pool: PgPool) {
+    let ctx = setup(&pool);
+    ctx.sluice.ok(&["tenants", "create", "beta"]);
+    let receiver = TestServer::start(status(200, "ok")).await;
+    let (ep, _) = ctx.endpoint(&url(&receiver), &["*"], &[]).await;
+    send(&pool, TENANT, "invoice.paid", json!({})).await;
+    let delivery = one(&ctx.deliveries(ep).await).id;
+
+    let not_found = |r: Result<_, StoreError>| matches!(r, Err(StoreError::NotFound { .. }));
+    let s = &ctx.store;
+    assert!(not_found(
+        s.get_webhook_endpoint("beta", ep).await.map(|_| ())
+    ));
+    assert!(not_found(
+        s.update_webhook_endpoint("beta", ep, &EndpointUpdate::default())
+            .await
+            .map(|_| ())
+    ));
+    assert!(not_found(s.delete_webhook_endpoint("beta", ep).await));
+    assert!(not_found(s.redeliver("beta", delivery).await.map(|_| ())));
+    assert!(not_found(
+        s.webhook_delivery("beta", delivery).await.map(|_| ())
+    ));
+    assert!(not_found(
+        s.send_test_event("beta", ep, &json!({})).await.map(|_| ())
+    ));
+    assert!(not_found(
+        rotate_secret(s, Some(&ctx.keyring), "beta", ep, Duration::ZERO)
+            .await
+            .map_err(|e| match e {
+                sluice::webhooks::EndpointError::Store(e) => e,
+                other => panic!("{other}"),
+            })
+            .map(|_| ())
+    ));
+    assert!(s.list_webhook_endpoints("beta").await.unwrap().is_empty());
+    assert!(
+        s.webhook_deliveries("beta", ep, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // beta's events never go to acme's endpoints, even with `*`.
+    send(&pool, "beta", "invoice.paid", json!({})).await;
+    assert_eq!(ctx.deliveries(ep).await.len(), 1);
+    ctx.drain().await;
+    assert_eq!(receiver.requests().len(), 1);
+    // The owner can redeliver: the same webhook-id again.
+    s.redeliver(TENANT, delivery).await.unwrap();
+    ctx.drain().await;
+    let requests = receiver.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        requests[0].header("webhook-id"),
+        requests[1].header("webhook-id")
+    );
+}
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_worker_killed_mid_delivery_is_followed_by_one_with_the_same_id(pool: PgPool) {
+    let ctx = setup(&pool);
+    let receiver = TestServer::start_script(vec![Reply::Hold, status(200, "ok")]).await;
+    // One retry: the attempt the crash cost is counted when its lease is reaped.
+    let (ep, secret) = ctx.endpoint(&url(&receiver), &["*"], &[100]).await;
+    send(&pool, TENANT, "invoice.paid", json!({})).await;
+    let args = ["--lease", "3s", "--egress-allow-network", LOOPBACK];
+    let key = [("SLUICE_SECRETS_KEY", ctx.key.as_str())];
+    let mut first = WorkerProcess::spawn_env(&ctx.sluice, "doomed", &args, &key);
+    wait_for(
+        "the first attempt to reach the receiver",
+        Duration::from_secs(30),
+        || async { (!receiver.requests().is_empty()).then_some(()) },
+    )
+    .await;
+    first.kill();
+    // A new worker reaps the expired lease and sends again.
+    let heir = [
+        "--reap-interval",
+        "500ms",
+        "--egress-allow-network",
+        LOOPBACK,
+    ];
+    let mut second = WorkerProcess::spawn_env(&ctx.sluice, "heir", &heir, &key);
+    wait_for(
+        "the delivery to complete",
+        Duration::from_secs(60),
+        || async {
+            let d = ctx.deliveries(ep).await;
+            (d.first().is_some_and(|d| d.state == "completed")).then_some(())
+        },
+    )
+    .await;
+    second.kill();
+    let requests = receiver.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        requests[0].header("webhook-id"),
+        requests[1].header("webhook-id")
+    );
+    verify(&requests[1], &secret).unwrap();
+}
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_task_sends_an_event_with_its_completion_and_only_then(pool: PgPool) {
+    let ctx = setup(&pool);
+    let receiver = TestServer::start(status(200, "ok")).await;
+    let (ep, secret) = ctx.endpoint(&url(&receiver), &["invoice.*"], &[]).await;
+    let file = support::sample("fan-out");
+    let t = ["--tenant", TENANT];
+    let push = [
+        &t[..],
+        &[
+            "component",
+            "push",
+            file.to_str().unwrap(),
+            "--name",
+            "fan-out",
+        ],
+    ]
+    .concat();
+    ctx.sluice.ok(&push);
+    ctx.sluice.ok(&[
+        &t[..],
+        &["types", "set", "fan-out", "--component", "fan-out"],
+    ]
+    .concat());
+    let event = json!({"type": "invoice.paid", "payload": {"from": "task"}});
+    // The first attempt asks for the event, then fails: nothing may be sent for it.
+    let args = json!({"type": "sluice.event", "count": 1, "payload": event, "retry_first": true})
+        .to_string();
+    let enqueue = [&t[..], &["enqueue", "fan-out", "--payload", &args]].concat();
+    ctx.sluice.json(&enqueue);
+    // A malformed event request is refused when the task asks, naming the problem.
+    let bad = json!({"type": "sluice.event", "count": 1, "payload": {"kind": "x"}}).to_string();
+    let bad_job = ctx
+        .sluice
+        .json(&[&t[..], &["enqueue", "fan-out", "--payload", &bad]].concat());
+    ctx.drain().await;
+
+    let requests = receiver.requests();
+    assert_eq!(
+        requests.len(),
+        1,
+        "one event, from the attempt that completed"
+    );
+    verify(&requests[0], &secret).unwrap();
+    let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
+    assert_eq!(
+        (body["type"].as_str(), &body["data"]),
+        (Some("invoice.paid"), &json!({"from": "task"}))
+    );
+    assert_eq!(ctx.deliveries(ep).await.len(), 1);
+    let bad_id = bad_job["id"].as_i64().unwrap().to_string();
+    let shown = ctx
+        .sluice
+        .json(&["--tenant", TENANT, "jobs", "show", &bad_id])["job"]
+        .clone();
+    let error = shown["last_error"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        error.contains("sluice.event") || error.contains("type"),
+        "{shown}"
+    );
+}
