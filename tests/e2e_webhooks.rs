@@ -161,7 +161,8 @@ fn one(deliveries: &[DeliveryInfo]) -> &DeliveryInfo {
 async fn one_signed_delivery_per_matching_enabled_endpoint(pool: PgPool) {
     let ctx = setup(&pool);
     let (receiver, other, off) = (
-        TestServer::start(status(200, "thanks")).await,
+        // A NUL in the answer: kept as U+FFFD, and the history still reads.
+        TestServer::start(status(200, "thanks\0!")).await,
         TestServer::start(status(200, "no")).await,
         TestServer::start(status(200, "no")).await,
     );
@@ -221,7 +222,7 @@ async fn one_signed_delivery_per_matching_enabled_endpoint(pool: PgPool) {
         ),
         ("completed", 1, Some(200))
     );
-    assert_eq!(delivery.response.as_deref(), Some("thanks"));
+    assert_eq!(delivery.response.as_deref(), Some("thanks\u{FFFD}!"));
     assert_eq!(delivery.event_type.as_deref(), Some("invoice.paid"));
     assert!(ctx.deliveries(ep_other).await.is_empty());
     assert!(ctx.deliveries(ep_off).await.is_empty());

@@ -167,3 +167,37 @@ async fn a_task_sends_an_event_with_its_completion_and_only_then(pool: PgPool) {
         "{shown}"
     );
 }
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_tenant_has_at_most_a_hundred_endpoints(pool: PgPool) {
+    let ctx = setup(&pool);
+    for _ in 0..sluice_store::MAX_ENDPOINTS_PER_TENANT {
+        ctx.endpoint("https://example.com/hook", &["*"], &[]).await;
+    }
+    let spec = NewEndpoint {
+        tenant: TENANT.into(),
+        url: "https://example.com/one-more".into(),
+        events: vec!["*".into()],
+        ..NewEndpoint::default()
+    };
+    let refused = create_endpoint(&ctx.store, Some(&ctx.keyring), &spec)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("already has 100 webhook endpoints"),
+        "{refused}"
+    );
+    assert_eq!(
+        ctx.store
+            .list_webhook_endpoints(TENANT)
+            .await
+            .unwrap()
+            .len(),
+        100
+    );
+    // Another tenant is not affected.
+    ctx.sluice.ok(&["tenants", "create", "beta"]);
+    ctx.endpoint_with("beta", "https://example.com/hook", &["*"], &[], None)
+        .await;
+}

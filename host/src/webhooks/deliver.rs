@@ -202,9 +202,15 @@ async fn send(
     kept.truncate(RESPONSE_KEPT_BYTES);
     Ok(Answer {
         status,
-        location,
-        first_bytes: String::from_utf8_lossy(&kept).into_owned(),
+        location: location.map(|l| printable(&l)),
+        first_bytes: printable(&String::from_utf8_lossy(&kept)),
     })
+}
+
+/// What a receiver sent, fit to be kept as text and JSON: NUL (which neither Postgres
+/// text nor jsonb can hold) becomes U+FFFD.
+fn printable(text: &str) -> String {
+    text.replace('\0', "\u{FFFD}")
 }
 
 async fn answer_verdict(
@@ -338,6 +344,11 @@ mod tests {
             "invoice.paid"
         ));
         assert!(!matches(&p(&["invoice.paid"]), "invoice.paid2"));
+    }
+
+    #[test]
+    fn a_receivers_nul_bytes_never_reach_what_is_kept() {
+        assert_eq!(printable("ok\0\0x"), "ok\u{FFFD}\u{FFFD}x");
     }
 
     #[test]

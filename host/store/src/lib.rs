@@ -80,9 +80,9 @@ pub use webhook_deliveries::{
     DeliveryInfo, DeliveryTarget, EVENT_JOB_TYPE, EVENT_RETENTION, EndpointForSend, EventRequest,
 };
 pub use webhooks::{
-    DEFAULT_RETRY_SCHEDULE, DEFAULT_WEBHOOK_TIMEOUT, EndpointInfo, EndpointUpdate, NewEndpoint,
-    SealedValue, TEST_EVENT_TYPE, WEBHOOK_JOB_TYPE, endpoint_secret_name, parse_endpoint_id,
-    validate_event_type,
+    DEFAULT_RETRY_SCHEDULE, DEFAULT_WEBHOOK_TIMEOUT, EndpointInfo, EndpointUpdate,
+    MAX_ENDPOINTS_PER_TENANT, NewEndpoint, SealedValue, TEST_EVENT_TYPE, WEBHOOK_JOB_TYPE,
+    endpoint_secret_name, parse_endpoint_id, validate_event_type,
 };
 pub use workers::{
     LiveWorker, NewWorker, Registration, WORKER_RETENTION, WorkerKind, WorkerRecord, WorkerState,

@@ -33,6 +33,8 @@ pub const DEFAULT_RETRY_SCHEDULE: [Duration; 7] = [
 ];
 /// The total time an attempt may take when an endpoint sets none.
 pub const DEFAULT_WEBHOOK_TIMEOUT: Duration = Duration::from_secs(15);
+/// Most endpoints one tenant may have (every event fans out to each of them).
+pub const MAX_ENDPOINTS_PER_TENANT: i64 = 100;
 /// Longest URL.
 pub const MAX_URL_LEN: usize = 2048;
 /// Most retries in a schedule, and the longest step.
@@ -266,10 +268,23 @@ impl Store {
             .bind(&secret.ciphertext)
             .bind(schedule)
             .bind(timeout)
+            .bind(MAX_ENDPOINTS_PER_TENANT)
             .fetch_optional(&self.pool)
             .await
             .map_err(length_errors)?;
-        row.ok_or_else(|| StoreError::UnknownTenant(spec.tenant.clone()))
+        match row {
+            Some(info) => Ok(info),
+            None if self.get_tenant(&spec.tenant).await?.is_some() => {
+                Err(StoreError::InvalidInput {
+                    field: "endpoint",
+                    message: format!(
+                        "tenant {:?} already has {MAX_ENDPOINTS_PER_TENANT} webhook endpoints, the most it may have: delete one first",
+                        spec.tenant
+                    ),
+                })
+            }
+            None => Err(StoreError::UnknownTenant(spec.tenant.clone())),
+        }
     }
 
     /// A tenant's endpoints, oldest first.
