@@ -131,6 +131,10 @@ pub struct BenchArgs {
         global = true
     )]
     pub samples: PathBuf,
+    /// The sandbox's epoch tick (timeout granularity, and the slice after which a busy
+    /// guest yields its thread to the next), e.g. `10ms`; default: the sandbox's.
+    #[arg(long, value_parser = crate::units::parse_duration, global = true)]
+    pub epoch_tick: Option<std::time::Duration>,
 }
 
 pub const BENCH_TENANT: &str = "bench";
@@ -146,7 +150,12 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
             let store = store.context("this benchmark needs DATABASE_URL")?;
             store.migrate().await.context("apply migrations")?;
             store.create_tenant(BENCH_TENANT).await?;
-            let sandbox = Sandbox::new(Default::default())?;
+            let defaults = SandboxConfig::default();
+            let epoch_tick = args.epoch_tick.unwrap_or(defaults.epoch_tick);
+            let sandbox = Sandbox::new(SandboxConfig {
+                epoch_tick,
+                ..defaults
+            })?;
             define_sample(&store, &sandbox, "echo", &echo).await?;
             match command {
                 BenchCommand::Enqueue { jobs, batch } => queue::enqueue(&store, jobs, batch).await,
@@ -213,6 +222,7 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                     let slots = (workers * concurrency).max(1) as u32;
                     let sandbox = Sandbox::new(SandboxConfig {
                         max_concurrency: slots,
+                        epoch_tick,
                         ..Default::default()
                     })?;
                     for tenant in [BENCH_TENANT, fairness::LIGHT_TENANT] {
