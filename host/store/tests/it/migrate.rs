@@ -38,6 +38,8 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
             "schedules",
             "secrets",
             "tenants",
+            "webhook_endpoints",
+            "webhook_events",
             "workers",
         ]
     );

@@ -153,7 +153,12 @@ async fn a_slot_whose_payload_no_longer_fits_is_skipped_with_the_reason(pool: Pg
 }
 
 /// The structural half of the rule: no statement file inserts jobs itself, and of the
-/// schema's functions only `sluice.enqueue_jobs` does.
+/// schema's functions only `sluice.enqueue_jobs` does -- and `sluice.webhook_enqueue`,
+/// which inserts only deliveries of the reserved type `sluice.webhook`. That type has no
+/// job_types row on purpose, so `enqueue_jobs` (every user-facing enqueue) refuses it and
+/// no tenant can forge a delivery; its rows are checked by their join to the tenant's
+/// endpoints, carry a fixed two-id payload and no idempotency key, and send the same
+/// wake-up notice (migrations/0016_webhooks.sql).
 #[test]
 fn only_sluice_enqueue_jobs_inserts_jobs() {
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -179,8 +184,11 @@ fn only_sluice_enqueue_jobs_inserts_jobs() {
     let inserting: Vec<&str> = schema
         .split("create or replace function ")
         .skip(1)
+        // A function's text ends at its closing quote (the comments section follows the
+        // last one).
+        .map(|f| f.split("$function$;").next().unwrap())
         .filter(|f| f.contains("insert into sluice.jobs"))
         .map(|f| f.split('(').next().unwrap())
         .collect();
-    assert_eq!(inserting, ["sluice.enqueue_jobs"]);
+    assert_eq!(inserting, ["sluice.enqueue_jobs", "sluice.webhook_enqueue"]);
 }
