@@ -40,7 +40,7 @@ pub enum WebhooksCommand {
         #[arg(long, default_value = "24h")]
         grace: String,
     },
-    /// Send a `sluice.test` event to this endpoint only, whatever its filter or state.
+    /// Send a `sluice.test` event to this endpoint only, whatever its filter (a disabled endpoint's test delivery ends cancelled).
     Test { id: String },
     /// An endpoint's deliveries, newest first.
     Deliveries {

@@ -311,7 +311,7 @@ pub async fn rotate_secret(
     Ok(Json(EndpointView::with_secret(info, secret)))
 }
 
-/// Send a `sluice.test` event to this endpoint only, whatever its filter or state.
+/// Send a `sluice.test` event to this endpoint only, whatever its filter (a disabled endpoint's test delivery ends cancelled).
 #[utoipa::path(
     post, path = "/v1/webhooks/{id}/test", tag = "webhooks",
     params(("id" = String, Path, description = "Endpoint id, `ep_12` (or `12`)")),
