@@ -43,6 +43,7 @@ CREATE TABLE sluice.api_tokens (
     label text,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     revoked_at timestamp with time zone,
+    read_only boolean DEFAULT false NOT NULL,
     CONSTRAINT api_tokens_hash_length CHECK ((octet_length(token_hash) = 32)),
     CONSTRAINT api_tokens_label_length CHECK (((char_length(label) >= 1) AND (char_length(label) <= 128))),
     CONSTRAINT api_tokens_pkey PRIMARY KEY (id),

@@ -116,3 +116,69 @@ async fn the_cli_mints_tokens_that_the_database_only_holds_as_hashes(pool: PgPoo
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nobody"));
 }
+
+/// A read-only token reads, and every route of the OpenAPI document that could change
+/// something (any method but GET) refuses it with 403 before doing anything.
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_read_only_token_reads_and_every_other_request_is_refused(pool: PgPool) {
+    let api = Api::start(&pool).await;
+    let writer = api.tenant("acme").await;
+    api.job_type("acme", "echo", "echo").await;
+    let (status, _) = json(api.post("/v1/jobs", &writer, json!({"type": "echo"})).await).await;
+    assert_eq!(status, 201);
+    let reader = api
+        .store
+        .create_token_with("acme", false, true, Some("dashboard"))
+        .await
+        .unwrap();
+    assert!(reader.record.read_only);
+    let reader = reader.token;
+
+    let (status, jobs) = json(api.get("/v1/jobs", &reader).await).await;
+    assert_eq!(status, 200, "{jobs}");
+    let (_, doc) = json(api.get("/v1/openapi.json", "").await).await;
+    let mut refused = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, _) in item.as_object().unwrap() {
+            if method == "get" || method == "head" || method == "parameters" {
+                continue;
+            }
+            let concrete = path
+                .replace("{id}", "1")
+                .replace("{name}", "x")
+                .replace("{type}", "echo")
+                .replace("{n}", "1");
+            let method = reqwest::Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+            let response = api
+                .req(method.clone(), &concrete, &reader)
+                .json(&json!({}))
+                .send()
+                .await
+                .unwrap();
+            let (status, body) = json(response).await;
+            assert_eq!(status, 403, "{method} {concrete}: {body}");
+            assert_eq!(error_of(&body).0, "read_only_token", "{method} {concrete}");
+            refused += 1;
+        }
+    }
+    assert!(
+        refused >= 15,
+        "only {refused} writing routes in the document"
+    );
+    // Nothing was written: still the one job, pending.
+    let (_, jobs) = json(api.get("/v1/jobs", &writer).await).await;
+    assert_eq!(jobs["jobs"].as_array().map(Vec::len), Some(1), "{jobs}");
+
+    // The CLI mints and lists them.
+    let sluice = Sluice::new(&pool);
+    let minted = sluice.json(&["tenants", "token", "create", "acme", "--read-only"]);
+    assert_eq!(minted["read_only"], true, "{minted}");
+    let listed = sluice.json(&["tenants", "token", "list", "acme"]);
+    let flags: Vec<bool> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["read_only"].as_bool().unwrap())
+        .collect();
+    assert_eq!(flags.iter().filter(|r| **r).count(), 2, "{listed}");
+}

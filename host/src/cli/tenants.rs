@@ -58,6 +58,10 @@ pub enum TokenCommand {
         /// An admin token acts for any tenant (HTTP header `X-Sluice-Tenant`).
         #[arg(long)]
         admin: bool,
+        /// A read-only token: the HTTP API answers its GET (and HEAD) requests and
+        /// refuses every other one with 403 (dashboards, monitoring, support).
+        #[arg(long)]
+        read_only: bool,
         /// A note saying what the token is for.
         #[arg(long)]
         label: Option<String>,
@@ -373,9 +377,12 @@ pub async fn run(
         TenantsCommand::Token(TokenCommand::Create {
             tenant,
             admin,
+            read_only,
             label,
         }) => {
-            let token = store.create_token(&tenant, admin, label.as_deref()).await?;
+            let token = store
+                .create_token_with(&tenant, admin, read_only, label.as_deref())
+                .await?;
             printer.value(
                 &token,
                 &[
@@ -383,6 +390,7 @@ pub async fn run(
                     ("token", token.token.clone()),
                     ("token id", token.record.id.to_string()),
                     ("admin", admin.to_string()),
+                    ("read-only", read_only.to_string()),
                     ("note", "shown once: store it now".into()),
                 ],
             );
@@ -391,11 +399,12 @@ pub async fn run(
             let tokens = store.list_tokens(&tenant).await?;
             printer.table(
                 &tokens,
-                &["id", "admin", "label", "created", "revoked"],
+                &["id", "admin", "read-only", "label", "created", "revoked"],
                 |t| {
                     vec![
                         t.id.to_string(),
                         t.admin.to_string(),
+                        t.read_only.to_string(),
                         t.label.clone().unwrap_or_default(),
                         t.created_at.format("%Y-%m-%d %H:%M:%S").to_string(),
                         t.revoked_at

@@ -2,14 +2,15 @@
 //! for admin tokens, `X-Sluice-Tenant`) into the tenant a request acts for, with that
 //! tenant's limits.
 //!
-//! Owns: the authentication and tenant-selection rules. Must not: authorise anything
-//! beyond "which tenant": handlers pass `caller.tenant` to every store call, and the
-//! store scopes every statement by it.
+//! Owns: the authentication and tenant-selection rules, and the one rule of read-only
+//! tokens (GET and HEAD only). Must not: authorise anything beyond "which tenant" and
+//! "may it write": handlers pass `caller.tenant` to every store call, and the store
+//! scopes every statement by it.
 
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, Method, StatusCode};
 use sluice_store::{TenantLimits, token_hash};
 
 use super::error::ApiError;
@@ -89,14 +90,26 @@ impl FromRequestParts<AppState> for Caller {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let token = bearer(&parts.headers)?;
-        let (home, admin) = if state.is_env_admin_token(&token_hash(token)) {
-            (ENV_ADMIN_HOME_TENANT.to_owned(), true)
+        let (home, admin, read_only) = if state.is_env_admin_token(&token_hash(token)) {
+            (ENV_ADMIN_HOME_TENANT.to_owned(), true, false)
         } else {
             match state.store().authenticate(token).await? {
-                Some(identity) => (identity.tenant, identity.admin),
+                Some(identity) => (identity.tenant, identity.admin, identity.read_only),
                 None => return Err(ApiError::unauthorized("unknown or revoked token")),
             }
         };
+        // Every route authenticates here, so this one check covers the whole API: a
+        // read-only token reads and never changes anything.
+        if read_only && !matches!(parts.method, Method::GET | Method::HEAD) {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "read_only_token",
+                format!(
+                    "this token is read-only: {} is refused (mint a token without --read-only to change things)",
+                    parts.method
+                ),
+            ));
+        }
         let asked =
             match parts.headers.get(TENANT_HEADER) {
                 Some(value) => Some(value.to_str().map_err(|_| {

@@ -7,7 +7,8 @@
 //! slow password hash would buy nothing and cost a bcrypt-sized delay on every request.
 //!
 //! Must not: keep, log or return a token in clear after creation; decide what a token may
-//! do (the HTTP layer does: a tenant token acts for its tenant, an admin token for any).
+//! do (the HTTP layer does: a tenant token acts for its tenant, an admin token for any,
+//! a read-only one only reads).
 
 use chrono::{DateTime, Utc};
 use rand::TryRngCore as _;
@@ -25,6 +26,8 @@ pub struct TokenRecord {
     pub id: i64,
     pub tenant: String,
     pub admin: bool,
+    /// GET and HEAD only: every other request is refused (403).
+    pub read_only: bool,
     pub label: Option<String>,
     pub created_at: DateTime<Utc>,
     pub revoked_at: Option<DateTime<Utc>>,
@@ -45,6 +48,8 @@ pub struct TokenIdentity {
     pub token_id: i64,
     pub tenant: String,
     pub admin: bool,
+    /// The HTTP layer refuses this token every request that could change state.
+    pub read_only: bool,
 }
 
 /// SHA-256 of a token as stored in `api_tokens.token_hash`.
@@ -80,6 +85,17 @@ impl Store {
         admin: bool,
         label: Option<&str>,
     ) -> Result<NewToken, StoreError> {
+        self.create_token_with(tenant, admin, false, label).await
+    }
+
+    /// [`Store::create_token`], read-only when `read_only` (GET and HEAD only).
+    pub async fn create_token_with(
+        &self,
+        tenant: &str,
+        admin: bool,
+        read_only: bool,
+        label: Option<&str>,
+    ) -> Result<NewToken, StoreError> {
         validate_tenant_id(tenant).map_err(|_| StoreError::UnknownTenant(tenant.to_owned()))?;
         if let Some(label) = label {
             let n = label.chars().count();
@@ -97,6 +113,7 @@ impl Store {
             .bind(&token_hash(&token)[..])
             .bind(admin)
             .bind(label)
+            .bind(read_only)
             .fetch_optional(&self.pool)
             .await?;
         let record = record.ok_or_else(|| StoreError::UnknownTenant(tenant.to_owned()))?;
