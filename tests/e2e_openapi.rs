@@ -158,6 +158,7 @@ async fn seed(pool: &PgPool) -> String {
             output: br#"{"echo": true}"#.to_vec(),
             fuel_used: Some(42),
             follow_ups: Vec::new(),
+            log: None,
         },
     )
     .await;

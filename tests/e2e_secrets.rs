@@ -3,7 +3,8 @@
 //! or with another key, leaves jobs of types granted secrets pending without spending an
 //! attempt and says why; `bearer-call` reads its secret and sends it as a bearer token to
 //! a server on 127.0.0.1, which sees the value, while the worker's log and `last_error`
-//! show `[secret NAME]` and a `pg_dump` of the database holds no plain value; another
+//! and the stored attempt logs (`sluice jobs logs`) show `[secret NAME]` and a
+//! `pg_dump` of the database holds no plain value; another
 //! tenant's type granted the same name gets `not-found`; and `secrets rotate-key` while
 //! a worker runs loses nothing.
 
@@ -424,6 +425,24 @@ async fn a_secret_reaches_its_server_as_a_bearer_token_and_is_masked_everywhere(
         "{log}"
     );
     assert!(!log.contains(value), "{log}");
+    // The stored attempt logs hold the masked lines, never the value (the dump below
+    // shows bytea as hex, so the rows are searched as bytes too).
+    for job in [&sent, &failing] {
+        let stored = sluice.ok(&["jobs", "logs", job]);
+        assert!(stored.contains("with token [secret API_TOKEN]"), "{stored}");
+        assert!(
+            stored.contains("[stdout] ") && !stored.contains(value),
+            "{stored}"
+        );
+    }
+    let leaked: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM sluice.attempt_logs WHERE position($1::bytea IN log) > 0",
+    )
+    .bind(value.as_bytes())
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(leaked, 0);
     // Nothing in the database holds the plain value.
     let dump = Command::new("/usr/bin/pg_dump")
         .arg(&sluice.url)

@@ -276,6 +276,7 @@ async fn a_worker_killed_mid_job_is_replaced_and_its_late_result_is_dropped(pool
                 output: b"late".to_vec(),
                 fuel_used: None,
                 follow_ups: Vec::new(),
+                log: None,
             },
         )
         .await;

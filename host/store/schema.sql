@@ -75,6 +75,18 @@ CREATE TABLE sluice.attempt_history (
     fillfactor=90
 );
 
+CREATE TABLE sluice.attempt_logs (
+    job_id bigint NOT NULL,
+    attempt_id bigint NOT NULL,
+    attempt integer NOT NULL,
+    log bytea NOT NULL,
+    dropped_bytes bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT attempt_logs_attempt_check CHECK ((attempt >= 1)),
+    CONSTRAINT attempt_logs_dropped_bytes_check CHECK ((dropped_bytes >= 0)),
+    CONSTRAINT attempt_logs_job_id_fkey FOREIGN KEY (job_id) REFERENCES sluice.jobs(id) ON DELETE CASCADE,
+    CONSTRAINT attempt_logs_pkey PRIMARY KEY (job_id, attempt_id)
+);
+
 CREATE TABLE sluice.components (
     id bigint DEFAULT nextval('sluice.components_id_seq'::regclass) NOT NULL,
     tenant text NOT NULL,
@@ -377,6 +389,7 @@ CREATE INDEX api_tokens_tenant_idx ON sluice.api_tokens USING btree (tenant, id)
 CREATE UNIQUE INDEX api_tokens_token_hash_key ON sluice.api_tokens USING btree (token_hash);
 CREATE INDEX job_attempts_job_id_idx ON sluice.attempt_history USING btree (job_id, id);
 CREATE UNIQUE INDEX job_attempts_pkey ON sluice.attempt_history USING btree (id);
+CREATE UNIQUE INDEX attempt_logs_pkey ON sluice.attempt_logs USING btree (job_id, attempt_id);
 CREATE INDEX components_contract_idx ON sluice.components USING btree (contract);
 CREATE UNIQUE INDEX components_pkey ON sluice.components USING btree (id);
 CREATE UNIQUE INDEX components_tenant_id_key ON sluice.components USING btree (tenant, id);
@@ -1017,4 +1030,5 @@ COMMENT ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, pr
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint) IS 'sluice.enqueue_jobs(...) for jobs without a parent (the form of migration 0011). See migrations/0014_follow_up_jobs.sql.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[]) IS 'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys, parents and one wake-up notice. Used by the Rust enqueue, follow-up jobs, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql and 0014_follow_up_jobs.sql.';
 COMMENT ON FUNCTION sluice.send_event(tenant text, event_type text, payload jsonb, idempotency_key text) IS 'Send a webhook event inside the caller''s transaction: one delivery job per matching, enabled endpoint of the tenant (the transactional outbox). Returns the event id. See docs/webhooks.md.';
+COMMENT ON TABLE sluice.attempt_logs IS 'The captured log of each attempt that produced output, masked and capped; deleted with its job.';
 COMMENT ON VIEW sluice.job_attempts IS 'Every attempt of every job: the history table plus the attempt a running or completed job holds on its row.';

@@ -13,6 +13,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ("get", "/v1/jobs/{id}"),
     ("post", "/v1/jobs/{id}/cancel"),
     ("post", "/v1/jobs/{id}/retry"),
+    ("get", "/v1/jobs/{id}/attempts/{n}/logs"),
     ("post", "/v1/jobs:batch"),
     ("put", "/v1/components/{name}"),
     ("get", "/v1/components"),

@@ -108,6 +108,7 @@ pub async fn batch(store: &Store, size: usize, rounds: usize) -> anyhow::Result<
                         output: job.payload.clone(),
                         fuel_used: None,
                         follow_ups: Vec::new(),
+                        log: None,
                     },
                 )
             })

@@ -1,4 +1,5 @@
-//! `sluice jobs list|show|cancel|retry`: inspecting and steering jobs of one tenant.
+//! `sluice jobs list|show|logs|cancel|retry`: inspecting and steering jobs of one tenant
+//! (`logs` renders in `job_logs.rs`).
 
 use clap::Subcommand;
 use sluice_store::{CancelResult, JobFilter, JobState, JobSummary, Store};
@@ -25,6 +26,14 @@ pub enum JobsCommand {
     },
     /// Show a job with every attempt, its parent and its follow-up jobs.
     Show { id: i64 },
+    /// Print what the job's attempts logged (host `log` lines, stdout, stderr), oldest
+    /// first: every attempt that logged something, or only attempt `--attempt N`.
+    Logs {
+        id: i64,
+        /// Only this attempt (numbered from 1, as `jobs show` lists them).
+        #[arg(long, value_parser = clap::value_parser!(i32).range(1..))]
+        attempt: Option<i32>,
+    },
     /// Cancel a pending job, or interrupt a running one.
     Cancel { id: i64 },
     /// Send a dead or cancelled job back to the queue with fresh attempts; with
@@ -158,6 +167,9 @@ pub async fn run(
                     &rows
                 )
             );
+        }
+        JobsCommand::Logs { id, attempt } => {
+            super::job_logs::run(store, &global.tenant, printer, id, attempt).await?;
         }
         JobsCommand::Cancel { id } => match store.cancel(tenant, id).await? {
             CancelResult::Cancelled => printer.message(&format!("job {id} cancelled")),

@@ -8,6 +8,7 @@ mod background;
 mod components;
 mod enqueue;
 mod events;
+mod job_logs;
 mod jobs;
 mod output;
 mod push;

@@ -6,10 +6,11 @@
 //!
 //! Files: `router` (every route, generated OpenAPI), `auth` (tokens → tenant),
 //! `error` (the one error shape, axum rejections), `rate_limit` (token bucket),
-//! `state`, `jobs` + `job_views`, `components`, `job_types`, `secrets`, `webhooks` +
+//! `state`, `jobs` + `job_views` + `attempt_logs`, `components`, `job_types`, `secrets`, `webhooks` +
 //! `events` + `webhook_views` (webhook endpoints, events, deliveries), `health`, `openapi`,
 //! `server` (connections, header timeout), `body_timeout`, `validate` (field checks).
 
+mod attempt_logs;
 mod auth;
 mod body_timeout;
 mod components;

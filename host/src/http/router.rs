@@ -14,8 +14,8 @@ use super::error::{method_not_allowed, route_not_found};
 use super::openapi::ApiDoc;
 use super::state::AppState;
 use super::{
-    components, events, health, job_types, jobs, openapi, schedules, secrets, stats, webhooks,
-    workers,
+    attempt_logs, components, events, health, job_types, jobs, openapi, schedules, secrets, stats,
+    webhooks, workers,
 };
 
 /// The documented API: every route here is in the OpenAPI document.
@@ -29,6 +29,7 @@ pub fn api_routes(state: &AppState) -> OpenApiRouter<AppState> {
         .routes(routes!(jobs::get_job))
         .routes(routes!(jobs::cancel_job))
         .routes(routes!(jobs::retry_job))
+        .routes(routes!(attempt_logs::get_attempt_log))
         .routes(routes!(job_types::put_job_type))
         .routes(routes!(job_types::list_job_types))
         .routes(routes!(components::list_components))

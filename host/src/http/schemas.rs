@@ -55,6 +55,15 @@ pub fn job_state_filter() -> RefOr<Schema> {
     string_enum(&job_state_names(), false, Some("Only jobs in this state."))
 }
 
+/// How an attempt ended (`sluice_store::AttemptOutcome`), null while it runs.
+pub fn attempt_outcome() -> RefOr<Schema> {
+    let names: Vec<&str> = sluice_store::AttemptOutcome::ALL
+        .iter()
+        .map(|o| o.as_str())
+        .collect();
+    string_enum(&names, true, None)
+}
+
 /// `key_scope` of a job in a response.
 pub fn key_scope() -> RefOr<Schema> {
     string_enum(&KEY_SCOPES, false, None)

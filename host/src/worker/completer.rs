@@ -16,7 +16,7 @@
 use std::time::Duration;
 
 use sluice_store::{
-    AttemptOutcome, Backoff, Completion, FailResult, Failure, Lease, Store, StoreError,
+    AttemptLog, AttemptOutcome, Backoff, Completion, FailResult, Failure, Lease, Store, StoreError,
 };
 use tokio::sync::{mpsc, oneshot};
 use tracing::warn;
@@ -38,8 +38,23 @@ pub(super) enum Transition {
     Fail(Failure),
     /// running → pending without using the attempt, or cancelled if a cancel is pending.
     Release(&'static str),
-    /// running → cancelled; the reason becomes `last_error`.
-    Cancel(std::borrow::Cow<'static, str>),
+    /// running → cancelled; the reason becomes `last_error`, the log (if any) is stored.
+    Cancel(std::borrow::Cow<'static, str>, Option<AttemptLog>),
+}
+
+impl Transition {
+    /// This transition, storing what the attempt logged with its end (a release keeps
+    /// no log: the attempt is given back as if it had not run).
+    pub(super) fn with_log(self, log: Option<AttemptLog>) -> Transition {
+        match self {
+            Transition::Complete(done, backoff) => {
+                Transition::Complete(Completion { log, ..done }, backoff)
+            }
+            Transition::Fail(failure) => Transition::Fail(Failure { log, ..failure }),
+            Transition::Cancel(reason, _) => Transition::Cancel(reason, log),
+            release @ Transition::Release(_) => release,
+        }
+    }
 }
 
 type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
@@ -88,7 +103,7 @@ impl Completer {
     pub(super) async fn record(&self, lease: Lease, transition: Transition) -> Recorded {
         let written = match transition {
             Transition::Complete(done, backoff) => {
-                let fuel_used = done.fuel_used;
+                let (fuel_used, log) = (done.fuel_used, done.log.clone());
                 match self
                     .batched(|reply| Pending::Complete(lease, done, reply))
                     .await
@@ -103,6 +118,7 @@ impl Completer {
                             fatal: false,
                             backoff,
                             fuel_used,
+                            log,
                         };
                         self.batched(|reply| Pending::Fail(lease, failure, reply))
                             .await
@@ -120,11 +136,11 @@ impl Completer {
                     .await
                     .map_err(Unwritten::from)
             }
-            Transition::Cancel(reason) => {
-                persist(self.patience, || self.store.mark_cancelled(&lease, &reason))
-                    .await
-                    .map_err(Unwritten::from)
-            }
+            Transition::Cancel(reason, log) => persist(self.patience, || {
+                self.store.mark_cancelled(&lease, &reason, log.as_ref())
+            })
+            .await
+            .map_err(Unwritten::from),
         };
         let job_id = lease.job_id;
         match written {

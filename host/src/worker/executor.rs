@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use sluice_sandbox::{Failure as SandboxFailure, JobInput, Outcome, RunReport};
 use sluice_store::{
-    AttemptOutcome, Backoff, ClaimedJob, Completion, Failure, Lease, NewJob, WEBHOOK_JOB_TYPE,
+    AttemptLog, AttemptOutcome, Backoff, ClaimedJob, Completion, Failure, Lease, NewJob,
+    WEBHOOK_JOB_TYPE,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -104,6 +105,7 @@ pub(super) fn transition(
                     output,
                     fuel_used,
                     follow_ups,
+                    log: None,
                 },
                 backoff,
             ),
@@ -113,18 +115,20 @@ pub(super) fn transition(
                 fatal: false,
                 backoff,
                 fuel_used,
+                log: None,
             }),
         },
         Outcome::Failed(SandboxFailure::Cancelled) => match stop {
             Some(StopReason::Shutdown) => Transition::Release("host shutting down"),
             Some(StopReason::LeaseLost) => return None,
-            Some(StopReason::Cancelled) | None => Transition::Cancel("cancelled".into()),
+            Some(StopReason::Cancelled) | None => Transition::Cancel("cancelled".into(), None),
         },
         Outcome::Failed(failure) => Transition::Fail(Failure {
             error: failure.reason(),
             fatal: failure.is_fatal(),
             backoff,
             fuel_used,
+            log: None,
         }),
     })
 }
@@ -218,17 +222,19 @@ pub(super) async fn run_attempt(
             let RunReport {
                 outcome,
                 logs,
-                logs_truncated,
+                logs_dropped_bytes,
                 follow_ups,
                 ..
             } = report;
+            // Stored with the attempt's end; `None` (nothing stored) when it logged nothing.
+            let log = AttemptLog::captured(logs, logs_dropped_bytes);
             let children = follow_ups.len();
             let follow_ups = follow_ups
                 .into_iter()
                 .map(|asked| to_new_job(&tenant, asked))
                 .collect();
             // The common case (completed, no guest output) logs nothing: no span for it.
-            let quiet = logs.is_empty() && matches!(outcome, Outcome::Completed { .. });
+            let quiet = log.is_none() && matches!(outcome, Outcome::Completed { .. });
             let next = transition(
                 outcome,
                 follow_ups,
@@ -237,8 +243,8 @@ pub(super) async fn run_attempt(
                 resolved.backoff,
             );
             let recording = async {
-                log_guest_output(&logs, logs_truncated);
-                record(&completer, lease, next).await
+                log_guest_output(log.as_ref());
+                record(&completer, lease, next.map(|next| next.with_log(log))).await
             };
             let recorded = if quiet {
                 recording.await
@@ -283,15 +289,15 @@ pub(super) async fn release_unstarted(ctx: AttemptContext, lease: Lease) -> Reco
         .await
 }
 
-fn log_guest_output(logs: &[u8], truncated: bool) {
-    if logs.is_empty() {
+fn log_guest_output(log: Option<&AttemptLog>) {
+    let Some(log) = log else {
         return;
-    }
-    let text = String::from_utf8_lossy(logs);
+    };
+    let text = String::from_utf8_lossy(&log.bytes);
     for line in text.lines() {
         info!(target: "sluice::guest", "{line}");
     }
-    if truncated {
+    if log.dropped_bytes > 0 {
         info!(target: "sluice::guest", "(log truncated at the per-attempt cap)");
     }
 }
@@ -331,6 +337,7 @@ mod tests {
                         output: b"ok".to_vec(),
                         fuel_used: Some(42),
                         follow_ups: Vec::new(),
+                        log: None,
                     },
                     backoff()
                 ))
@@ -359,7 +366,7 @@ mod tests {
                 Some(StopReason::Cancelled),
                 backoff()
             ),
-            Some(Transition::Cancel("cancelled".into()))
+            Some(Transition::Cancel("cancelled".into(), None))
         );
         assert_eq!(
             transition(
@@ -374,7 +381,7 @@ mod tests {
         // Interrupted with no reason recorded: only a cancel interrupts that way.
         assert_eq!(
             transition(cancelled(), Ok(Vec::new()), None, None, backoff()),
-            Some(Transition::Cancel("cancelled".into()))
+            Some(Transition::Cancel("cancelled".into(), None))
         );
     }
 

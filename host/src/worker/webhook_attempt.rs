@@ -65,7 +65,9 @@ pub(super) async fn run(
         None => match interrupt.reason() {
             Some(StopReason::Shutdown) => Some(Transition::Release("host shutting down")),
             Some(StopReason::LeaseLost) => None,
-            Some(StopReason::Cancelled) | None => Some(Transition::Cancel("cancelled".into())),
+            Some(StopReason::Cancelled) | None => {
+                Some(Transition::Cancel("cancelled".into(), None))
+            }
         },
     };
     record(completer, lease, next).await
@@ -81,6 +83,7 @@ pub(super) fn transition(verdict: Verdict, attempt: i32) -> Transition {
                     output: output.to_string().into_bytes(),
                     fuel_used: None,
                     follow_ups: Vec::new(),
+                    log: None,
                 },
                 Backoff::default(),
             )
@@ -90,9 +93,10 @@ pub(super) fn transition(verdict: Verdict, attempt: i32) -> Transition {
             fatal: false,
             backoff: scheduled(delay, attempt),
             fuel_used: None,
+            log: None,
         }),
         Verdict::Dead(error) => Transition::Fail(Failure::fatal(error)),
-        Verdict::Cancel(reason) => Transition::Cancel(reason.into()),
+        Verdict::Cancel(reason) => Transition::Cancel(reason.into(), None),
         Verdict::Release(reason) => Transition::Release(reason),
     }
 }
@@ -167,7 +171,7 @@ mod tests {
         assert!(dead.fatal);
         assert_eq!(
             transition(Verdict::Cancel("endpoint ep_1 was deleted".into()), 1),
-            Transition::Cancel("endpoint ep_1 was deleted".into())
+            Transition::Cancel("endpoint ep_1 was deleted".into(), None)
         );
         assert_eq!(
             transition(Verdict::Release("no key"), 1),

@@ -3,7 +3,8 @@
 //!
 //! Owns: every statement that moves a job out of `running` on behalf of the lease
 //! holder (`sql/finish/`), and the archiving of the attempt into the history in the same
-//! statement (a completion keeps it on the row, migration 0009).
+//! statement (a completion keeps it on the row, migration 0009), and of the attempt's
+//! log into `sluice.attempt_logs` when it logged anything (`attempt_logs.rs`).
 //! Must not: change a job without matching `id`, `state = 'running'` and the lease
 //! token in the same statement — a stale holder must never overwrite anything.
 //!
@@ -17,6 +18,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
+use crate::attempt_logs::{AttemptLog, log_columns, log_params};
 use crate::enqueue::NewJob;
 use crate::listen::JOBS_CHANNEL;
 use crate::time_range::MAX_DELAY;
@@ -32,6 +34,8 @@ pub struct Completion {
     /// completion's transaction: they exist if and only if the completion is written.
     /// Each one's tenant must be the completed job's; its `parent` is set by the store.
     pub follow_ups: Vec<NewJob>,
+    /// What the attempt logged (`None`: nothing, and nothing more is written).
+    pub log: Option<AttemptLog>,
 }
 
 /// Retry delay policy: `min(cap, base * 2^(attempt-1)) * (1 ± jitter * random())`,
@@ -64,6 +68,8 @@ pub struct Failure {
     pub fatal: bool,
     pub backoff: Backoff,
     pub fuel_used: Option<i64>,
+    /// What the attempt logged (`None`: nothing, and nothing more is written).
+    pub log: Option<AttemptLog>,
 }
 
 impl Failure {
@@ -74,6 +80,7 @@ impl Failure {
             fatal: false,
             backoff: Backoff::default(),
             fuel_used: None,
+            log: None,
         }
     }
 
@@ -168,26 +175,36 @@ pub(crate) struct CompleteColumns<'a> {
     tokens: Vec<uuid::Uuid>,
     outputs: Vec<&'a [u8]>,
     fuel: Vec<Option<i64>>,
+    logs: Option<Vec<Option<&'a [u8]>>>,
+    dropped: Vec<i64>,
 }
 
 impl<'a> CompleteColumns<'a> {
     pub(crate) fn of(
         outcomes: impl ExactSizeIterator<Item = &'a (Lease, Completion)>,
     ) -> Result<Self, StoreError> {
-        let mut columns = CompleteColumns {
-            ids: Vec::with_capacity(outcomes.len()),
-            tokens: Vec::with_capacity(outcomes.len()),
-            outputs: Vec::with_capacity(outcomes.len()),
-            fuel: Vec::with_capacity(outcomes.len()),
-        };
+        let mut ids = Vec::with_capacity(outcomes.len());
+        let mut tokens = Vec::with_capacity(outcomes.len());
+        let mut outputs = Vec::with_capacity(outcomes.len());
+        let mut fuel = Vec::with_capacity(outcomes.len());
+        let mut logs = Vec::with_capacity(outcomes.len());
         for (lease, done) in outcomes {
             validate_fuel(done.fuel_used)?;
-            columns.ids.push(lease.job_id);
-            columns.tokens.push(lease.token);
-            columns.outputs.push(done.output.as_slice());
-            columns.fuel.push(done.fuel_used);
+            ids.push(lease.job_id);
+            tokens.push(lease.token);
+            outputs.push(done.output.as_slice());
+            fuel.push(done.fuel_used);
+            logs.push(done.log.as_ref());
         }
-        Ok(columns)
+        let (logs, dropped) = log_columns(logs.into_iter());
+        Ok(CompleteColumns {
+            ids,
+            tokens,
+            outputs,
+            fuel,
+            logs,
+            dropped,
+        })
     }
 
     /// The statement, bound; it returns the ids it applied to.
@@ -199,6 +216,8 @@ impl<'a> CompleteColumns<'a> {
             .bind(&self.tokens)
             .bind(&self.outputs)
             .bind(&self.fuel)
+            .bind(&self.logs)
+            .bind(&self.dropped)
     }
 }
 
@@ -257,6 +276,7 @@ impl Store {
         // (base µs, cap µs, jitter) of each failure, as validated above.
         let backoff =
             |part: fn(&(i64, i64, f64)) -> f64| -> Vec<f64> { backoffs.iter().map(part).collect() };
+        let (logs, dropped) = log_columns(outcomes.iter().map(|(_, f)| f.log.as_ref()));
         let moved: Vec<(i64, JobState, DateTime<Utc>, i64)> = sqlx::query_as(FAIL_MANY)
             .bind(&ids)
             .bind(outcomes.iter().map(|(l, _)| l.token).collect::<Vec<_>>())
@@ -278,6 +298,8 @@ impl Store {
                     .collect::<Vec<_>>(),
             )
             .bind(JOBS_CHANNEL)
+            .bind(&logs)
+            .bind(&dropped)
             .fetch_all(&self.pool)
             .await?;
         let moved = moved
@@ -317,18 +339,23 @@ impl Store {
     }
 
     /// running → cancelled, by the worker after it interrupted a job whose cancel was
-    /// requested. `reason` becomes `last_error`. Returns [`AttemptOutcome::Cancelled`]
-    /// (the one place it can go), like every lease holder's transition.
+    /// requested. `reason` becomes `last_error`; `log` (what the attempt logged, if
+    /// anything) is stored with it. Returns [`AttemptOutcome::Cancelled`] (the one place
+    /// it can go), like every lease holder's transition.
     #[tracing::instrument(name = "store.mark_cancelled", level = "debug", skip_all, fields(job_id = lease.job_id))]
     pub async fn mark_cancelled(
         &self,
         lease: &Lease,
         reason: &str,
+        log: Option<&AttemptLog>,
     ) -> Result<AttemptOutcome, StoreError> {
+        let (log, dropped) = log_params(log);
         let row: Option<i64> = sqlx::query_scalar(MARK_CANCELLED)
             .bind(lease.job_id)
             .bind(lease.token)
             .bind(text::lossy(reason).as_ref())
+            .bind(log)
+            .bind(dropped)
             .fetch_optional(&self.pool)
             .await?;
         row.map(|_| AttemptOutcome::Cancelled)

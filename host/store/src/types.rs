@@ -131,6 +131,16 @@ pub enum AttemptOutcome {
 }
 
 impl AttemptOutcome {
+    /// Every outcome, in the order above.
+    pub const ALL: [AttemptOutcome; 6] = [
+        AttemptOutcome::Completed,
+        AttemptOutcome::Retry,
+        AttemptOutcome::Dead,
+        AttemptOutcome::Released,
+        AttemptOutcome::LeaseExpired,
+        AttemptOutcome::Cancelled,
+    ];
+
     /// The value stored in `job_attempts.outcome`.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -2,7 +2,9 @@
 -- $1 job ids (int8[]), $2 lease tokens (uuid[]), $3 errors (text[]), $4 fatal (bool[]),
 -- $5 backoff base µs (float8[]), $6 backoff cap µs (float8[]), $7 jitter fractions
 -- (float8[]), $8 fuel used (int8[], elements may be NULL); all in the same order.
--- $9 notification channel ('sluice_jobs').
+-- $9 notification channel ('sluice_jobs'), $10 attempt logs (bytea[], NULL for an
+-- attempt that logged nothing), $11 log bytes dropped at the cap (int8[]); in the order
+-- of $1.
 --
 -- `held` locks every fenced row of the input (found by primary key as in
 -- finish/complete_many.sql, in id order so two batches never deadlock on each other) and
@@ -10,9 +12,10 @@
 -- attempts, else pending at now() + min(cap, base·2^(attempt-1))·(1 ± jitter·random()).
 -- Every attempt moves into sluice.attempt_history in this statement; listeners get one
 -- notice, the microseconds until the earliest retry. Stale leases match nothing and are
--- reported per job by the caller.
+-- reported per job by the caller. An attempt with a log adds one row to
+-- sluice.attempt_logs (migration 0017); a quiet one writes nothing more.
 WITH held AS (
-    SELECT j.id, i.error, i.fuel,
+    SELECT j.id, i.error, i.fuel, i.log, i.dropped,
            CASE WHEN j.cancel_requested THEN 'cancelled'
                 WHEN i.fatal OR j.attempt >= j.max_attempts THEN 'dead'
                 ELSE 'pending'
@@ -26,7 +29,8 @@ WITH held AS (
     CROSS JOIN LATERAL (
         SELECT ($2::uuid[])[n] AS token, ($3::text[])[n] AS error, ($4::bool[])[n] AS fatal,
                ($5::float8[])[n] AS base_us, ($6::float8[])[n] AS cap_us,
-               ($7::float8[])[n] AS jitter, ($8::int8[])[n] AS fuel
+               ($7::float8[])[n] AS jitter, ($8::int8[])[n] AS fuel,
+               ($10::bytea[])[n] AS log, coalesce(($11::int8[])[n], 0) AS dropped
         FROM (SELECT array_position($1::int8[], j.id) AS n) p
     ) i
     -- By primary key, for the reasons given in finish/complete_many.sql.
@@ -46,7 +50,7 @@ moved AS (
         attempt_id = NULL, attempt_started_at = NULL, attempt_worker = NULL, attempt_fuel = NULL
     FROM held h
     WHERE j.id = h.id AND j.state::text = 'running' AND j.lease_token = h.lease_token
-    RETURNING j.id, j.state, j.run_at, h.error, h.fuel,
+    RETURNING j.id, j.state, j.run_at, h.error, h.fuel, h.log, h.dropped,
               h.attempt AS ran_attempt, h.attempt_id AS ran_id,
               h.attempt_started_at AS ran_started_at, h.attempt_worker AS ran_worker,
               h.lease_token AS ran_token
@@ -60,6 +64,12 @@ history AS (
            CASE m.state WHEN 'pending' THEN 'retry' WHEN 'dead' THEN 'dead' ELSE 'cancelled' END,
            m.error, m.fuel
     FROM moved m
+),
+logged AS (
+    INSERT INTO sluice.attempt_logs (job_id, attempt_id, attempt, log, dropped_bytes)
+    SELECT m.id, m.ran_id, m.ran_attempt, m.log, m.dropped
+    FROM moved m
+    WHERE m.log IS NOT NULL
 ),
 notified AS (
     SELECT pg_notify($9, CASE WHEN n.at <= now() THEN ''

@@ -1,7 +1,10 @@
 -- running → cancelled by the worker, after it interrupted a job whose cancel was
 -- requested. Fenced on id, state and lease token; the attempt moves into
--- sluice.attempt_history as `cancelled`.
--- $1 job id (int8), $2 lease token (uuid), $3 reason, kept as last_error (text).
+-- sluice.attempt_history as `cancelled`, and its log (if it logged anything) into
+-- sluice.attempt_logs (migration 0017).
+-- $1 job id (int8), $2 lease token (uuid), $3 reason, kept as last_error (text),
+-- $4 the attempt's log (bytea, NULL when it logged nothing), $5 log bytes dropped at the
+-- cap (int8).
 WITH held AS (
     SELECT id, attempt, attempt_id, attempt_started_at, attempt_worker, lease_token
     FROM sluice.jobs
@@ -28,5 +31,11 @@ history AS (
     SELECT m.ran_id, m.id, m.ran_attempt, m.ran_token, m.ran_worker, m.ran_started_at, now(),
            'cancelled', $3, NULL::int8
     FROM moved m
+),
+logged AS (
+    INSERT INTO sluice.attempt_logs (job_id, attempt_id, attempt, log, dropped_bytes)
+    SELECT m.id, m.ran_id, m.ran_attempt, $4::bytea, coalesce($5::int8, 0)
+    FROM moved m
+    WHERE $4::bytea IS NOT NULL
 )
 SELECT id FROM moved

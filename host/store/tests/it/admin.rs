@@ -70,7 +70,7 @@ async fn cancel_running_is_requested_then_marked_by_the_worker(pool: PgPool) {
 
     assert_eq!(
         store
-            .mark_cancelled(&c.lease, "cancelled by operator after 1.2 s")
+            .mark_cancelled(&c.lease, "cancelled by operator after 1.2 s", None)
             .await
             .unwrap(),
         AttemptOutcome::Cancelled

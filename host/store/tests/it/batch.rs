@@ -15,6 +15,7 @@ fn done(output: &str) -> Completion {
         output: output.as_bytes().to_vec(),
         fuel_used: Some(7),
         follow_ups: Vec::new(),
+        log: None,
     }
 }
 

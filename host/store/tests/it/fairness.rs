@@ -98,6 +98,7 @@ async fn a_capped_tenant_never_runs_more_than_its_cap(pool: PgPool) {
                 output: Vec::new(),
                 fuel_used: None,
                 follow_ups: Vec::new(),
+                log: None,
             },
         )
         .await
@@ -146,6 +147,7 @@ async fn the_cap_holds_across_concurrent_claimers(_: PgPoolOptions, opts: PgConn
                         output: Vec::new(),
                         fuel_used: None,
                         follow_ups: Vec::new(),
+                        log: None,
                     },
                 )
                 .await

@@ -16,6 +16,7 @@ fn with_children(children: Vec<NewJob>) -> Completion {
         output: b"parent done".to_vec(),
         fuel_used: Some(1),
         follow_ups: children,
+        log: None,
     }
 }
 

@@ -23,6 +23,7 @@ async fn complete_stores_output_and_finishes_the_attempt(pool: PgPool) {
                 output: b"sent".to_vec(),
                 fuel_used: Some(1234),
                 follow_ups: Vec::new(),
+                log: None,
             },
         )
         .await

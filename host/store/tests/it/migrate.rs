@@ -30,6 +30,7 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
         [
             "api_tokens",
             "attempt_history",
+            "attempt_logs",
             "components",
             "job_types",
             "jobs",

@@ -128,6 +128,7 @@ async fn stale_lease_holder_cannot_change_anything(pool: PgPool) {
                     output: b"stale".to_vec(),
                     fuel_used: None,
                     follow_ups: Vec::new(),
+                    log: None,
                 },
             )
             .await,
@@ -141,7 +142,7 @@ async fn stale_lease_holder_cannot_change_anything(pool: PgPool) {
     lost(store.release(&first.lease, "stale").await.map(|_| ()));
     lost(
         store
-            .mark_cancelled(&first.lease, "stale")
+            .mark_cancelled(&first.lease, "stale", None)
             .await
             .map(|_| ()),
     );
@@ -163,6 +164,7 @@ async fn stale_lease_holder_cannot_change_anything(pool: PgPool) {
                 output: b"ok".to_vec(),
                 fuel_used: None,
                 follow_ups: Vec::new(),
+                log: None,
             },
         )
         .await

@@ -38,6 +38,7 @@ async fn stats_count_every_state_per_type_and_scope_to_the_tenant(pool: PgPool) 
                 output: b"ok".to_vec(),
                 fuel_used: Some(1),
                 follow_ups: Vec::new(),
+                log: None,
             },
         )
         .await;
