@@ -171,6 +171,25 @@ fn validate_url(url: &str) -> Result<(), StoreError> {
     let shaped = (lower.starts_with("http://") || lower.starts_with("https://"))
         && url.len() <= MAX_URL_LEN
         && !url.chars().any(|c| c.is_whitespace() || c.is_control());
+    // Credentials in a URL would be stored and shown in clear: refuse them.
+    let authority = url.split_once("://").map_or("", |(_, rest)| {
+        rest.split(['/', '?', '#']).next().unwrap_or("")
+    });
+    if shaped && authority.contains('@') {
+        return Err(StoreError::InvalidInput {
+            field: "url",
+            message: "credentials (`user:password@`) are not allowed in a webhook URL; the receiver checks the signature instead".into(),
+        });
+    }
+    if shaped && authority.is_empty() {
+        return Err(StoreError::InvalidInput {
+            field: "url",
+            message: format!(
+                "`{}` has no host",
+                url.chars().take(100).collect::<String>()
+            ),
+        });
+    }
     if shaped {
         Ok(())
     } else {
@@ -462,6 +481,8 @@ mod tests {
             "example.com",
             "https://a b",
             "javascript:alert(1)",
+            "https://user:secret@example.com/hook",
+            "https:///hook",
         ] {
             assert!(validate_url(bad).is_err(), "{bad}");
         }
