@@ -201,3 +201,83 @@ async fn a_tenant_has_at_most_a_hundred_endpoints(pool: PgPool) {
     ctx.endpoint_with("beta", "https://example.com/hook", &["*"], &[], None)
         .await;
 }
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn deliveries_are_counted_in_the_metrics(pool: PgPool) {
+    let ctx = setup(&pool);
+    let receiver = TestServer::start_script(vec![status(503, "later"), status(200, "ok")]).await;
+    let (ep, _) = ctx.endpoint(&url(&receiver), &["*"], &[100]).await;
+    send(&pool, TENANT, "invoice.paid", json!({})).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let args = [
+        "--egress-allow-network",
+        LOOPBACK,
+        "--metrics-listen",
+        listen.as_str(),
+    ];
+    let key = [("SLUICE_SECRETS_KEY", ctx.key.as_str())];
+    let mut worker = WorkerProcess::spawn_env(&ctx.sluice, "counted", &args, &key);
+    wait_for(
+        "the delivery to complete",
+        Duration::from_secs(30),
+        || async {
+            let d = ctx.deliveries(ep).await;
+            d.first()
+                .is_some_and(|d| d.state == "completed")
+                .then_some(())
+        },
+    )
+    .await;
+    let text = reqwest::get(format!("http://{listen}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    worker.kill();
+    let line = |prefix: &str, labels: &[&str]| {
+        text.lines()
+            .find(|l| l.starts_with(prefix) && labels.iter().all(|want| l.contains(want)))
+            .unwrap_or_else(|| panic!("no {prefix} with {labels:?} in:\n{text}"))
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse::<f64>()
+            .unwrap()
+    };
+    let webhook = r#"job_type="sluice.webhook""#;
+    assert_eq!(
+        line(
+            "sluice_webhook_responses_total",
+            &[webhook, r#"outcome="5xx""#]
+        ),
+        1.0
+    );
+    assert_eq!(
+        line(
+            "sluice_webhook_responses_total",
+            &[webhook, r#"outcome="2xx""#]
+        ),
+        1.0
+    );
+    assert_eq!(
+        line("sluice_http_requests_total", &[webhook, r#"outcome="ok""#]),
+        2.0
+    );
+    assert_eq!(
+        line(
+            "sluice_jobs_completed_total",
+            &[webhook, r#"tenant="acme""#]
+        ),
+        1.0
+    );
+    assert_eq!(
+        line("sluice_jobs_retried_total", &[webhook, r#"tenant="acme""#]),
+        1.0
+    );
+}
