@@ -281,3 +281,28 @@ async fn deliveries_are_counted_in_the_metrics(pool: PgPool) {
         1.0
     );
 }
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_worker_without_the_secrets_key_leaves_deliveries_pending(pool: PgPool) {
+    let ctx = setup(&pool);
+    let receiver = TestServer::start(status(200, "ok")).await;
+    let (ep, _) = ctx.endpoint(&url(&receiver), &["*"], &[]).await;
+    send(&pool, TENANT, "invoice.paid", json!({})).await;
+    // Given time to claim (it starts, listens, looks for work), then stopped.
+    let mut keyless = WorkerProcess::spawn(
+        &ctx.sluice,
+        "keyless",
+        &["--egress-allow-network", LOOPBACK],
+    );
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    keyless.kill();
+    let waiting = ctx.deliveries(ep).await;
+    assert_eq!(
+        (waiting[0].state.as_str(), waiting[0].attempt),
+        ("pending", 0),
+        "a host that cannot sign neither sends nor spends an attempt"
+    );
+    assert_eq!(receiver.accepts(), 0);
+    ctx.drain().await;
+    assert_eq!(ctx.deliveries(ep).await[0].state, "completed");
+}
