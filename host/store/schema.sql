@@ -28,6 +28,7 @@ CREATE SEQUENCE sluice.attempt_history_id_seq AS bigint START 1 INCREMENT 1 MINV
 CREATE SEQUENCE sluice.components_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.components.id;
 CREATE SEQUENCE sluice.jobs_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.jobs.id;
 CREATE SEQUENCE sluice.schedules_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.schedules.id;
+CREATE SEQUENCE sluice.ui_sessions_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.ui_sessions.id;
 CREATE SEQUENCE sluice.webhook_endpoints_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.webhook_endpoints.id;
 CREATE SEQUENCE sluice.webhook_events_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.webhook_events.id;
 
@@ -44,6 +45,7 @@ CREATE TABLE sluice.api_tokens (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     revoked_at timestamp with time zone,
     read_only boolean DEFAULT false NOT NULL,
+    last_used_at timestamp with time zone,
     CONSTRAINT api_tokens_hash_length CHECK ((octet_length(token_hash) = 32)),
     CONSTRAINT api_tokens_label_length CHECK (((char_length(label) >= 1) AND (char_length(label) <= 128))),
     CONSTRAINT api_tokens_pkey PRIMARY KEY (id),
@@ -314,6 +316,30 @@ CREATE TABLE sluice.tenants (
     CONSTRAINT tenants_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE sluice.ui_sessions (
+    id bigint DEFAULT nextval('sluice.ui_sessions_id_seq'::regclass) NOT NULL,
+    secret_hash bytea NOT NULL,
+    token_id bigint,
+    env_admin_hash bytea,
+    home_tenant text NOT NULL,
+    acting_tenant text NOT NULL,
+    admin boolean NOT NULL,
+    read_only boolean NOT NULL,
+    csrf_token text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    CONSTRAINT ui_sessions_acting_tenant_fkey FOREIGN KEY (acting_tenant) REFERENCES sluice.tenants(id) ON DELETE CASCADE,
+    CONSTRAINT ui_sessions_csrf_token_length CHECK (((char_length(csrf_token) >= 32) AND (char_length(csrf_token) <= 128))),
+    CONSTRAINT ui_sessions_env_admin_hash_length CHECK ((octet_length(env_admin_hash) = 32)),
+    CONSTRAINT ui_sessions_home_tenant_fkey FOREIGN KEY (home_tenant) REFERENCES sluice.tenants(id) ON DELETE CASCADE,
+    CONSTRAINT ui_sessions_one_source CHECK (((token_id IS NULL) <> (env_admin_hash IS NULL))),
+    CONSTRAINT ui_sessions_pkey PRIMARY KEY (id),
+    CONSTRAINT ui_sessions_secret_hash_key UNIQUE (secret_hash),
+    CONSTRAINT ui_sessions_secret_hash_length CHECK ((octet_length(secret_hash) = 32)),
+    CONSTRAINT ui_sessions_tenant_switch_admin_only CHECK ((admin OR (acting_tenant = home_tenant))),
+    CONSTRAINT ui_sessions_token_id_fkey FOREIGN KEY (token_id) REFERENCES sluice.api_tokens(id) ON DELETE CASCADE
+);
+
 CREATE TABLE sluice.webhook_endpoints (
     id bigint DEFAULT nextval('sluice.webhook_endpoints_id_seq'::regclass) NOT NULL,
     tenant text NOT NULL,
@@ -387,6 +413,7 @@ CREATE TABLE sluice.workers (
 CREATE UNIQUE INDEX api_tokens_pkey ON sluice.api_tokens USING btree (id);
 CREATE INDEX api_tokens_tenant_idx ON sluice.api_tokens USING btree (tenant, id);
 CREATE UNIQUE INDEX api_tokens_token_hash_key ON sluice.api_tokens USING btree (token_hash);
+CREATE INDEX attempt_history_failed_idx ON sluice.attempt_history USING btree (finished_at) WHERE (outcome = ANY (ARRAY['retry'::text, 'dead'::text, 'lease_expired'::text]));
 CREATE INDEX job_attempts_job_id_idx ON sluice.attempt_history USING btree (job_id, id);
 CREATE UNIQUE INDEX job_attempts_pkey ON sluice.attempt_history USING btree (id);
 CREATE UNIQUE INDEX attempt_logs_pkey ON sluice.attempt_logs USING btree (job_id, attempt_id);
@@ -414,6 +441,10 @@ CREATE UNIQUE INDEX schedules_tenant_name_key ON sluice.schedules USING btree (t
 CREATE INDEX secrets_key_id_idx ON sluice.secrets USING btree (key_id);
 CREATE UNIQUE INDEX secrets_pkey ON sluice.secrets USING btree (tenant, name);
 CREATE UNIQUE INDEX tenants_pkey ON sluice.tenants USING btree (id);
+CREATE INDEX ui_sessions_expires_at_idx ON sluice.ui_sessions USING btree (expires_at);
+CREATE UNIQUE INDEX ui_sessions_pkey ON sluice.ui_sessions USING btree (id);
+CREATE UNIQUE INDEX ui_sessions_secret_hash_key ON sluice.ui_sessions USING btree (secret_hash);
+CREATE INDEX ui_sessions_token_id_idx ON sluice.ui_sessions USING btree (token_id) WHERE (token_id IS NOT NULL);
 CREATE UNIQUE INDEX webhook_endpoints_pkey ON sluice.webhook_endpoints USING btree (id);
 CREATE INDEX webhook_endpoints_tenant_idx ON sluice.webhook_endpoints USING btree (tenant, id);
 CREATE INDEX webhook_events_created_idx ON sluice.webhook_events USING btree (created_at);
@@ -911,6 +942,18 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION sluice.payload_jsonb(p bytea)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$
+BEGIN
+    RETURN convert_from(p, 'UTF8')::jsonb;
+EXCEPTION WHEN OTHERS THEN
+    RETURN NULL;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION sluice.send_event(tenant text, event_type text, payload jsonb, idempotency_key text DEFAULT NULL::text)
  RETURNS bigint
  LANGUAGE plpgsql
@@ -1029,6 +1072,8 @@ $function$;
 COMMENT ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text) IS 'Enqueue one Sluice job inside the caller''s transaction; returns the job id (the existing one for a duplicate idempotency key). See docs/enqueue-from-sql.md.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint) IS 'sluice.enqueue_jobs(...) for jobs without a parent (the form of migration 0011). See migrations/0014_follow_up_jobs.sql.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[]) IS 'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys, parents and one wake-up notice. Used by the Rust enqueue, follow-up jobs, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql and 0014_follow_up_jobs.sql.';
+COMMENT ON FUNCTION sluice.payload_jsonb(p bytea) IS 'A job payload read as JSON, or NULL when the bytes are not UTF-8 JSON. See migrations/0019_ui_sessions.sql.';
 COMMENT ON FUNCTION sluice.send_event(tenant text, event_type text, payload jsonb, idempotency_key text) IS 'Send a webhook event inside the caller''s transaction: one delivery job per matching, enabled endpoint of the tenant (the transactional outbox). Returns the event id. See docs/webhooks.md.';
 COMMENT ON TABLE sluice.attempt_logs IS 'The captured log of each attempt that produced output, masked and capped; deleted with its job.';
+COMMENT ON TABLE sluice.ui_sessions IS 'Dashboard sign-ins: the SHA-256 of each cookie secret, the identity it was made from and the tenant it acts for.';
 COMMENT ON VIEW sluice.job_attempts IS 'Every attempt of every job: the history table plus the attempt a running or completed job holds on its row.';

@@ -1,10 +1,11 @@
 //! API tokens: minting, authenticating, listing and revoking.
 //!
-//! Owns: every statement on `sluice.api_tokens`, and the token format. A token is
-//! `sluice_` followed by 64 hex digits (32 bytes from the OS's CSPRNG); it is returned
-//! once by [`Store::create_token`] and only its SHA-256 is stored. A fast hash is the
-//! right choice for secrets with 256 bits of entropy: there is no dictionary to try, so a
-//! slow password hash would buy nothing and cost a bcrypt-sized delay on every request.
+//! Owns: every statement on `sluice.api_tokens` (with when each token was last used),
+//! and the token format. A token is `sluice_` followed by 64 hex digits (32 bytes from
+//! the OS's CSPRNG); it is returned once by [`Store::create_token`] and only its SHA-256
+//! is stored. A fast hash is the right choice for secrets with 256 bits of entropy: there
+//! is no dictionary to try, so a slow password hash would buy nothing and cost a
+//! bcrypt-sized delay on every request.
 //!
 //! Must not: keep, log or return a token in clear after creation; decide what a token may
 //! do (the HTTP layer does: a tenant token acts for its tenant, an admin token for any,
@@ -31,6 +32,9 @@ pub struct TokenRecord {
     pub label: Option<String>,
     pub created_at: DateTime<Utc>,
     pub revoked_at: Option<DateTime<Utc>>,
+    /// When the token last authenticated, to the minute (`None`: never). Written by
+    /// [`Store::authenticate`] at most once a minute per token.
+    pub last_used_at: Option<DateTime<Utc>>,
 }
 
 /// A freshly minted token: the only time the secret exists outside the caller's hands.
@@ -121,6 +125,8 @@ impl Store {
     }
 
     /// The identity behind a bearer token, or `None` for an unknown or revoked token.
+    /// One round trip; it also records the use (`last_used_at`), writing at most once a
+    /// minute per token.
     pub async fn authenticate(&self, token: &str) -> Result<Option<TokenIdentity>, StoreError> {
         Ok(sqlx::query_as(AUTHENTICATE)
             .bind(&token_hash(token)[..])

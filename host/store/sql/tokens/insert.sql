@@ -4,4 +4,4 @@
 -- $4 label or NULL (text), $5 read-only (bool: GET and HEAD only, migration 0018).
 INSERT INTO sluice.api_tokens (tenant, token_hash, admin, label, read_only)
 SELECT t.id, $2, $3, $4, $5 FROM sluice.tenants t WHERE t.id = $1
-RETURNING id, tenant, admin, read_only, label, created_at, revoked_at
+RETURNING id, tenant, admin, read_only, label, created_at, revoked_at, last_used_at
