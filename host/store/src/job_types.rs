@@ -158,6 +158,8 @@ const UPSERT_JOB_TYPE: &str = include_str!("../sql/job_types/upsert.sql");
 const TENANT_EXISTS: &str = include_str!("../sql/tenants/exists.sql");
 const GET_JOB_TYPE: &str = include_str!("../sql/job_types/get.sql");
 const LIST_JOB_TYPES: &str = include_str!("../sql/job_types/list.sql");
+/// Guarded on the type existing and the component being the tenant's.
+const SET_COMPONENT: &str = include_str!("../sql/job_types/set_component.sql");
 
 /// Validates a job type name (also a CHECK constraint on both tables).
 pub(crate) fn validate_job_type_name(name: &str) -> Result<(), StoreError> {
@@ -347,5 +349,42 @@ impl Store {
             .bind(tenant)
             .fetch_all(&self.pool)
             .await?)
+    }
+
+    /// Points the registered type `job_type` at `component_id`, another component
+    /// (version) of the same tenant, keeping every other setting: the dashboard's
+    /// rollback. One guarded UPDATE. An unknown type is `UnknownJobType`; a component of
+    /// another tenant or of none is `NotFound` naming it. Job types keep no contract of
+    /// their own (the component's is checked at upload and routed by the claim), so any
+    /// stored component of the tenant is accepted, as [`Store::set_job_type`] does.
+    pub async fn set_job_type_component(
+        &self,
+        tenant: &str,
+        job_type: &str,
+        component_id: i64,
+    ) -> Result<JobTypeRecord, StoreError> {
+        let unknown_type = || StoreError::UnknownJobType {
+            tenant: tenant.to_owned(),
+            job_type: job_type.to_owned(),
+        };
+        if !text::findable(tenant) || !text::findable(job_type) {
+            return Err(unknown_type());
+        }
+        let row: Option<JobTypeRecord> = sqlx::query_as(SET_COMPONENT)
+            .bind(tenant)
+            .bind(job_type)
+            .bind(component_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        if let Some(row) = row {
+            return Ok(row);
+        }
+        if self.get_job_type(tenant, job_type).await?.is_none() {
+            return Err(unknown_type());
+        }
+        Err(StoreError::NotFound {
+            entity: "component",
+            id: format!("{component_id} of tenant {tenant}"),
+        })
     }
 }

@@ -24,10 +24,12 @@ mod error;
 mod fairness;
 mod finish;
 mod follow_ups;
+mod job_search;
 mod job_types;
 mod lease;
 mod listen;
 mod maintenance;
+mod overview;
 mod reap;
 mod retention;
 mod schedules;
@@ -39,6 +41,7 @@ mod text;
 mod time_range;
 mod tokens;
 mod types;
+mod ui_sessions;
 mod webhook_deliveries;
 mod webhooks;
 mod workers;
@@ -59,10 +62,14 @@ pub use components::{ComponentRecord, NewComponent};
 pub use enqueue::{Enqueued, NewJob, Parent, RunAt};
 pub use error::StoreError;
 pub use finish::{Backoff, Completion, FailResult, Failure};
+pub use job_search::{
+    BULK_BATCH, BulkAction, BulkOutcome, JobSearch, MAX_BULK_IDS, MAX_SEARCH_LIMIT,
+};
 pub use job_types::{HttpSpec, JobTypeRecord, JobTypeSpec, MAX_ALLOW_ENTRIES};
 pub use lease::{ClaimRequest, ClaimedJob, HeartbeatReport};
 pub use listen::{CANCEL_CHANNEL, JOBS_CHANNEL, Notice, StoreListener};
 pub use maintenance::{MaintenanceRun, RETENTION_LOCK_KEY, RetentionReport};
+pub use overview::{MAX_RUNNING_JOBS, MAX_THROUGHPUT_MINUTES, MinuteCounts, RunningJob};
 pub use reap::ReapedJob;
 pub use retention::{PruneReport, RetentionPolicy};
 pub use schedules::{
@@ -78,6 +85,7 @@ pub use tenants::{TenantLimits, TenantRecord};
 pub use time_range::{MAX_DELAY, RUN_AT_MAX, RUN_AT_MIN};
 pub use tokens::{NewToken, TOKEN_PREFIX, TokenIdentity, TokenRecord, token_hash};
 pub use types::{AttemptOutcome, JobState, KeyScope, Lease, priority};
+pub use ui_sessions::{UiIdentity, UiSession};
 pub use webhook_deliveries::{
     DeliveryInfo, DeliveryTarget, EVENT_JOB_TYPE, EVENT_RETENTION, EndpointForSend, EventRequest,
 };

@@ -1,11 +1,13 @@
-//! Cron schedules: create, list, show, pause, resume, delete (this file) and firing due
-//! slots exactly once across any number of hosts (`fire`).
+//! Cron schedules: create, list, show, pause, resume, delete (this file), firing due
+//! slots exactly once across any number of hosts (`fire`) and an operator's extra run
+//! outside the slots (`run_now`).
 //!
 //! Owns: every statement on `sluice.schedules` and `sluice.schedule_slots`. Must not:
 //! read a host clock (slots are decided against the database's `now()`), or enqueue a
 //! scheduled job outside the transaction that records its slot.
 
 mod fire;
+mod run_now;
 mod slots;
 
 use std::time::Duration;
