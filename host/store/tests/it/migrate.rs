@@ -39,6 +39,7 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
             "schedules",
             "secrets",
             "tenants",
+            "ui_sessions",
             "webhook_endpoints",
             "webhook_events",
             "workers",
