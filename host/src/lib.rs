@@ -12,6 +12,7 @@ pub mod registration;
 pub mod secrets;
 pub mod services;
 pub mod signals;
+pub mod ui;
 pub mod units;
 pub mod webhooks;
 pub mod worker;

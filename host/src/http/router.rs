@@ -80,6 +80,8 @@ pub fn app(state: AppState) -> Router {
     }
     let body_timeout = state.config().body_timeout;
     router
+        // The dashboard (`/ui`): HTML pages with their own fallback and error pages.
+        .nest("/ui", crate::ui::router())
         .fallback(route_not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)

@@ -74,7 +74,7 @@ pub use reap::ReapedJob;
 pub use retention::{PruneReport, RetentionPolicy};
 pub use schedules::{
     CatchUp, DEFAULT_MAX_CATCH_UP, FireReport, NewSchedule, ON_TIME_GRACE, ScheduleRecord,
-    parse_cron, parse_tz,
+    next_slot_after, parse_cron, parse_tz,
 };
 pub use secrets::{
     MAX_SECRET_BYTES, MAX_SECRET_GRANTS, MAX_SECRET_NAME_LEN, Resealed, SealedSecret, SecretInfo,

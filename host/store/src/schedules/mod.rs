@@ -15,7 +15,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 pub use fire::FireReport;
-pub use slots::{CatchUp, ON_TIME_GRACE, parse_cron, parse_tz};
+pub use slots::{CatchUp, ON_TIME_GRACE, next_slot_after, parse_cron, parse_tz};
 
 use crate::job_types::validate_job_type_name;
 use crate::{Store, StoreError, tenants, text};

@@ -1,0 +1,173 @@
+//! The page shell every dashboard page shares (head, navigation, who is signed in, sign
+//! out, the live-refresh switch), the error pages, and the security headers of every
+//! `/ui` answer.
+//!
+//! Owns: how a page is framed and how errors look. Must not: fetch data.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use maud::{DOCTYPE, Markup, html};
+use sluice_store::StoreError;
+
+use super::session::Viewer;
+
+/// Which navigation entry a page belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Nav {
+    Overview,
+    Jobs,
+    Types,
+    Schedules,
+    Workers,
+    Tenants,
+}
+
+const ENTRIES: [(Nav, &str, &str, &str, bool); 6] = [
+    (
+        Nav::Overview,
+        "nav-overview",
+        "/ui/overview",
+        "Overview",
+        false,
+    ),
+    (Nav::Jobs, "nav-jobs", "/ui/jobs", "Jobs", false),
+    (Nav::Types, "nav-types", "/ui/types", "Job types", false),
+    (
+        Nav::Schedules,
+        "nav-schedules",
+        "/ui/schedules",
+        "Schedules",
+        false,
+    ),
+    (Nav::Workers, "nav-workers", "/ui/workers", "Workers", true),
+    (Nav::Tenants, "nav-tenants", "/ui/tenants", "Tenants", true),
+];
+
+/// A page of the signed-in dashboard. `live` pages refresh themselves every 2 s (with a
+/// pause switch) when JavaScript runs.
+pub fn page(viewer: &Viewer, current: Nav, title: &str, live: bool, body: Markup) -> Response {
+    let markup = html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head(title))
+            body {
+                header {
+                    a.brand href="/ui/overview" { "Sluice" }
+                    nav {
+                        @for (nav, id, href, label, admin_only) in ENTRIES {
+                            @if !admin_only || viewer.admin() {
+                                a id=(id) href=(href) class=[(nav == current).then_some("current")] { (label) }
+                            }
+                        }
+                    }
+                    div.who {
+                        span #acting-tenant title="the tenant this session acts for" { (viewer.tenant()) }
+                        @if viewer.admin() { span.badge { "admin" } }
+                        @if !viewer.can_write() { span.badge.read-only #read-only-badge { "read-only" } }
+                        @if live {
+                            button #live-toggle type="button" hidden { "Pause live updates" }
+                        }
+                        form #logout method="post" action="/ui/logout" {
+                            input type="hidden" name="csrf" value=(viewer.csrf());
+                            button #sign-out type="submit" { "Sign out" }
+                        }
+                    }
+                }
+                main data-live=[live.then_some("2000")] {
+                    h1 { (title) }
+                    (body)
+                }
+            }
+        }
+    };
+    Html(markup.into_string()).into_response()
+}
+
+/// `<head>` of every page.
+pub fn head(title: &str) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            title { (title) " · Sluice" }
+            link rel="stylesheet" href="/ui/assets/ui.css";
+            script src="/ui/assets/ui.js" defer {}
+        }
+    }
+}
+
+/// A page outside the signed-in shell (sign-in, errors).
+pub fn bare_page(status: StatusCode, title: &str, body: Markup) -> Response {
+    let markup = html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head(title))
+            body.bare {
+                main {
+                    h1 { (title) }
+                    (body)
+                    p { a href="/ui/overview" { "Back to the dashboard" } }
+                }
+            }
+        }
+    };
+    (status, Html(markup.into_string())).into_response()
+}
+
+/// An error page: the status, a title and what went wrong.
+pub fn error_page(status: StatusCode, title: &str, message: &str) -> Response {
+    bare_page(status, title, html! { p.error { (message) } })
+}
+
+/// 404 for anything not found (another tenant's job looks exactly like a missing one).
+pub fn not_found(what: &str) -> Response {
+    error_page(StatusCode::NOT_FOUND, "Not found", what)
+}
+
+/// The fallback of `/ui`.
+pub async fn not_found_page() -> Response {
+    not_found("There is no dashboard page at this address.")
+}
+
+/// A store error as a page: bad input is the caller's (400, with the store's message),
+/// anything else is ours (500, logged, without internals).
+pub fn store_error(error: &StoreError) -> Response {
+    match error {
+        StoreError::InvalidInput { .. }
+        | StoreError::IllegalTransition { .. }
+        | StoreError::UnknownJobType { .. } => {
+            error_page(StatusCode::BAD_REQUEST, "Refused", &error.to_string())
+        }
+        StoreError::NotFound { .. } | StoreError::UnknownTenant(_) => {
+            error_page(StatusCode::NOT_FOUND, "Not found", &error.to_string())
+        }
+        _ => {
+            tracing::error!(%error, "dashboard request failed");
+            error_page(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Something went wrong",
+                "The database call failed; the server log has the details.",
+            )
+        }
+    }
+}
+
+/// Headers on every `/ui` answer: no caching of tenant data, no framing, and a content
+/// policy that allows only this server's own script, styles and forms.
+pub async fn security_headers(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    let set = |headers: &mut axum::http::HeaderMap, name, value| {
+        headers.insert(name, HeaderValue::from_static(value));
+    };
+    set(headers, header::CACHE_CONTROL, "no-store");
+    set(headers, header::X_FRAME_OPTIONS, "DENY");
+    set(headers, header::X_CONTENT_TYPE_OPTIONS, "nosniff");
+    set(headers, header::REFERRER_POLICY, "same-origin");
+    set(
+        headers,
+        header::CONTENT_SECURITY_POLICY,
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+         connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
+    response
+}
