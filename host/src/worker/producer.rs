@@ -33,6 +33,10 @@ use super::wakeup::{IdleSchedule, Wake, Wakeups};
 /// The shortest wait between two idle looks for work.
 const MIN_IDLE_LOOK: Duration = Duration::from_millis(20);
 
+/// How long jobs may look due without this worker's claims getting them before it stops
+/// looking early for them and waits for a notice or its idle poll instead.
+const UNCLAIMABLE_GRACE: Duration = Duration::from_secs(1);
+
 /// How the running phase ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Ended {
@@ -59,6 +63,12 @@ pub(super) struct Producer {
     /// A draining worker asked for an orphan check while another was in flight: its
     /// reply decides whether to stop.
     drain_asked: bool,
+    /// Since when jobs have looked due now while this worker's claims came back without
+    /// them: such jobs are not its to run (a newer contract, secrets or webhook
+    /// deliveries it holds no key for, a tenant at its cap, or another worker's claim).
+    /// After [`UNCLAIMABLE_GRACE`] it stops looking early for them, and a draining
+    /// worker stops once it lasts longer than its drain horizon.
+    due_unclaimed_since: Option<Instant>,
     stopping: bool,
     heartbeat_every: Duration,
     next_heartbeat: Instant,
@@ -95,6 +105,7 @@ impl Producer {
             claims: 0,
             noticed: false,
             drain_asked: false,
+            due_unclaimed_since: None,
             stopping: false,
             summary: WorkerSummary::default(),
         }
@@ -265,6 +276,7 @@ impl Producer {
     fn on_claimed(&mut self, jobs: Vec<sluice_store::ClaimedJob>) {
         if !jobs.is_empty() {
             self.idle.reset();
+            self.due_unclaimed_since = None;
         }
         let short = self.plan.claimed(jobs.len());
         jobs.into_iter().for_each(|job| self.slots.hold(job));
@@ -291,12 +303,24 @@ impl Producer {
     /// `--drain`, find out whether anything runnable remains.
     fn on_due_in(&mut self, due_in: Result<Option<Duration>, ()>) -> Option<Ended> {
         let due_in = due_in.unwrap_or_else(|()| Some(self.idle.retry_after_error()));
+        let now = Instant::now();
+        let unclaimable_for = if due_in.is_some_and(|d| d.is_zero()) {
+            now - *self.due_unclaimed_since.get_or_insert(now)
+        } else {
+            self.due_unclaimed_since = None;
+            Duration::ZERO
+        };
         if let Some(due_in) = due_in {
-            // A job due now that the claim did not get is another worker's: do not spin.
-            self.plan
-                .look_by(Instant::now() + due_in.max(MIN_IDLE_LOOK));
+            if unclaimable_for < UNCLAIMABLE_GRACE {
+                // A job due now that the claim did not get is another worker's: do not spin.
+                self.plan.look_by(now + due_in.max(MIN_IDLE_LOOK));
+            } else if self.config.drain {
+                // Look once a second until the drain horizon says these are not ours.
+                self.plan.look_by(now + UNCLAIMABLE_GRACE);
+            }
         }
-        let nothing_soon = due_in.is_none_or(|d| d > self.config.drain_horizon);
+        let nothing_soon = due_in.is_none_or(|d| d > self.config.drain_horizon)
+            || unclaimable_for > self.config.drain_horizon;
         if self.config.drain && self.slots.is_empty() && nothing_soon {
             // Stop once no orphan of this worker is left either (see `HeldLeases`).
             self.check_orphans(true);
