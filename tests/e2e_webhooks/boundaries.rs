@@ -288,14 +288,36 @@ async fn a_worker_without_the_secrets_key_leaves_deliveries_pending(pool: PgPool
     let receiver = TestServer::start(status(200, "ok")).await;
     let (ep, _) = ctx.endpoint(&url(&receiver), &["*"], &[]).await;
     send(&pool, TENANT, "invoice.paid", json!({})).await;
-    // Given time to claim (it starts, listens, looks for work), then stopped.
-    let mut keyless = WorkerProcess::spawn(
-        &ctx.sluice,
-        "keyless",
-        &["--egress-allow-network", LOOPBACK],
-    );
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    keyless.kill();
+    // A keyless `--drain` worker finds the delivery due but never claims it; it must not
+    // wait for it forever: once due jobs stay unclaimable past its drain horizon, it exits.
+    let args = [
+        "worker",
+        "--drain",
+        "--drain-horizon",
+        "1s",
+        "--egress-allow-network",
+        LOOPBACK,
+    ];
+    let mut keyless = crate::support::secrets::keyed(&ctx.sluice, None, &args);
+    let started = std::time::Instant::now();
+    let mut child = keyless
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run sluice worker");
+    let exited = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!(
+                "a keyless --drain worker did not exit while only a delivery it cannot sign waits"
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(exited.success(), "{exited}");
     let waiting = ctx.deliveries(ep).await;
     assert_eq!(
         (waiting[0].state.as_str(), waiting[0].attempt),
