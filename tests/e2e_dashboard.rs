@@ -35,17 +35,17 @@ use sqlx::PgPool;
 async fn browser_harness_renders_a_page(pool: PgPool) {
     let api = Api::start(&pool).await;
     let browser = Browser::start(&api.base, "harness").await;
-    browser.goto("/v1/healthz").await;
+    browser.goto("/healthz").await;
     let body = browser.body_text().await;
     assert!(body.contains(r#""status":"ok""#), "{body}");
-    assert_eq!(browser.path().await, "/v1/healthz");
+    assert_eq!(browser.path().await, "/healthz");
     browser.screenshot("healthz").await;
     let png = std::fs::read(screenshot_dir().join("harness-healthz.png")).unwrap();
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 1000);
-    assert_eq!(browser.fetch("GET", "/v1/healthz", &[]).await.0, 200);
+    assert_eq!(browser.fetch("GET", "/healthz", &[]).await.0, 200);
     // A POST without the dashboard's fields reaches the server: the API refuses the
     // method on this route.
-    assert_eq!(browser.post_without_csrf("/v1/healthz").await.0, 405);
+    assert_eq!(browser.post_without_csrf("/healthz").await.0, 405);
     assert_eq!(browser.session_cookie().await, None);
     browser.close().await;
 }
