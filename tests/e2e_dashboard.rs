@@ -14,6 +14,8 @@ mod support;
 
 #[path = "e2e_dashboard/browser.rs"]
 mod browser;
+#[path = "e2e_dashboard/config_pages.rs"]
+mod config_pages;
 #[path = "e2e_dashboard/dashboard.rs"]
 mod dashboard;
 #[path = "e2e_dashboard/dead_jobs.rs"]

@@ -304,6 +304,17 @@ impl Browser {
             .map(|c| c.value().to_owned())
     }
 
+    /// Scrolls the first element matching `css` to the top of the viewport.
+    pub async fn scroll_to(&self, css: &str) {
+        self.client()
+            .execute(
+                "document.querySelector(arguments[0]).scrollIntoView();",
+                vec![json!(css)],
+            )
+            .await
+            .expect("scroll");
+    }
+
     /// Saves a PNG of the viewport as `<test name>-<name>.png`.
     pub async fn screenshot(&self, name: &str) {
         let png = self.client().screenshot().await.expect("take a screenshot");

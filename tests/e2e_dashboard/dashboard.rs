@@ -34,11 +34,13 @@ pub fn flaky_limits(spec: JobTypeSpec) -> JobTypeSpec {
     }
 }
 
-/// `spin`'s limits: one attempt, a minute before the timeout (cancelled long before).
+/// `spin`'s limits: one attempt, a minute before the timeout, and fuel for far longer
+/// (the default fuel lasts a spinning guest about a second): it is cancelled long before.
 fn spin_limits(spec: JobTypeSpec) -> JobTypeSpec {
     JobTypeSpec {
         max_attempts: 1,
         timeout: Some(Duration::from_secs(60)),
+        fuel: Some(1 << 50),
         ..spec
     }
 }

@@ -64,11 +64,17 @@ async fn a_tenant_signs_in_reads_its_dead_jobs_and_retries_them(pool: PgPool) {
         );
     }
     browser.screenshot("04-dead-job").await;
+    browser
+        .scroll_to("h2 + table#attempts, table#attempts")
+        .await;
+    browser.screenshot("04b-dead-job-attempts").await;
 
     // (c) The filter form: dead `flaky` jobs are that one job; all dead jobs are the
     // four (not the completed echo); dead `echo` jobs are none.
     browser.goto("/ui/jobs").await;
-    browser.set_field("form#filter", "state", "dead").await;
+    browser
+        .click("form#filter input[name=state][value=dead]")
+        .await;
     browser.set_field("form#filter", "type", "flaky").await;
     browser.click("form#filter #apply-filter").await;
     browser.wait_for_path("/ui/jobs", SHORT).await;

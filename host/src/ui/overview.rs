@@ -130,7 +130,7 @@ fn chart(series: &[MinuteCounts]) -> Markup {
                 (series.first().map(|m| m.minute.format("%H:%M").to_string()).unwrap_or_default())
             }
             text x=(W) y=(H + 15.0) font-size="11" fill="#666" text-anchor="end" { "now" }
-            text x=(W) y="11" font-size="11" fill="#666" text-anchor="end" { "peak " (peak as i64) "/min" }
+            text x="4" y="12" font-size="11" fill="#666" { "peak " (peak as i64) "/min" }
         }
     }
 }

@@ -15,7 +15,7 @@ use sluice_store::{ComponentRecord, JobTypeRecord};
 use super::forms::FormData;
 use super::layout::{self, Nav, error_page, not_found, store_error};
 use super::session::Viewer;
-use super::views::{bytes_text, count, csrf_field, duration_text, opt, when};
+use super::views::{bytes_text, count, csrf_field, duration_text, when};
 use crate::http::AppState;
 
 pub async fn page(State(state): State<AppState>, viewer: Viewer) -> Result<Response, Response> {
@@ -70,13 +70,18 @@ fn type_row(viewer: &Viewer, t: &JobTypeRecord, components: &[ComponentRecord]) 
         components.iter().filter(|c| c.name == cur.name).collect()
     });
     let ms = |v: Option<i64>| v.map(|ms| duration_text(ms as f64 / 1000.0));
+    // An unset limit is the host's (or the tenant's) default.
+    let opt = |v: Option<String>| match v {
+        Some(v) => html! { (v) },
+        None => html! { span.muted { "default" } },
+    };
     html! {
         tr data-type=(t.name) {
             td { strong { (t.name) } br; a href={ "/ui/jobs?type=" (super::overview::urlencode(&t.name)) } { "jobs" } }
             td { @if let Some(c) = current { (c.name) " " (c.version) br; span.muted { "id " (c.id) } } @else { "#" (t.component_id) } }
-            td { (opt(current.map(contract))) }
+            td { (super::views::opt(current.map(contract))) }
             td { @if let Some(c) = current { code title=(c.sha256) { (&c.sha256[..c.sha256.len().min(12)]) "…" } } }
-            td.num { (opt(current.map(|c| bytes_text(c.size)))) }
+            td.num { (super::views::opt(current.map(|c| bytes_text(c.size)))) }
             td { ul.compact {
                 li { "attempts " (t.max_attempts) }
                 li { "timeout " (opt(ms(t.timeout_ms))) }
