@@ -1,6 +1,7 @@
-//! The job types and schedules pages in the browser: a tenant switches a type to
-//! another uploaded version of its component (after the confirmation) and back, and runs
-//! and pauses a cron schedule.
+//! The overview's live refresh, and the job types and schedules pages in the browser: a
+//! tenant watches the overview update by itself (and stop while paused), switches a type
+//! to another uploaded version of its component after the confirmation, and runs and
+//! pauses a cron schedule.
 
 use sluice_store::{NewComponent, NewSchedule};
 use sqlx::PgPool;
@@ -39,6 +40,18 @@ async fn a_tenant_switches_a_type_version_and_runs_and_pauses_a_schedule(pool: P
         .unwrap();
     let browser = Browser::start(&dash.api.base, "config").await;
     browser.sign_in(&dash.token_a).await;
+
+    // The overview refreshes itself every 2 s (no reload here), and not while paused.
+    let pending = "#state-counts td[data-state=pending]";
+    browser.wait_for_text(pending, "0", SHORT).await;
+    dash.enqueue(A, "echo", serde_json::json!({})).await;
+    browser.wait_for_text(pending, "1", SHORT).await;
+    browser.click("#live-toggle").await;
+    dash.enqueue(A, "echo", serde_json::json!({})).await;
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    assert_eq!(browser.text_of(pending).await, "1", "a paused page changed");
+    browser.click("#live-toggle").await;
+    browser.wait_for_text(pending, "2", SHORT).await;
 
     // Types: the echo row offers both versions; switching asks first, then switches.
     browser.goto("/ui/types").await;

@@ -207,14 +207,7 @@ pub async fn retry(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Response, Response> {
-    viewer.may_write(&FormData::parse(&body))?;
-    let id = job_id(&id)?;
-    state
-        .store()
-        .retry(Some(viewer.tenant()), id)
-        .await
-        .map_err(|e| store_error(&e))?;
-    Ok(Redirect::to(&format!("/ui/jobs/{id}")).into_response())
+    act(&state, &viewer, &id, &body, Action::Retry).await
 }
 
 /// Cancels a pending job, or asks a running one's worker to stop it.
@@ -224,12 +217,29 @@ pub async fn cancel(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Response, Response> {
-    viewer.may_write(&FormData::parse(&body))?;
-    let id = job_id(&id)?;
-    state
-        .store()
-        .cancel(Some(viewer.tenant()), id)
-        .await
-        .map_err(|e| store_error(&e))?;
+    act(&state, &viewer, &id, &body, Action::Cancel).await
+}
+
+enum Action {
+    Retry,
+    Cancel,
+}
+
+/// One job's action, then back to its page.
+async fn act(
+    state: &AppState,
+    viewer: &Viewer,
+    id: &str,
+    body: &Bytes,
+    action: Action,
+) -> Result<Response, Response> {
+    viewer.may_write(&FormData::parse(body))?;
+    let id = job_id(id)?;
+    let (store, tenant) = (state.store(), Some(viewer.tenant()));
+    match action {
+        Action::Retry => store.retry(tenant, id).await.map(|_| ()),
+        Action::Cancel => store.cancel(tenant, id).await.map(|_| ()),
+    }
+    .map_err(|e| store_error(&e))?;
     Ok(Redirect::to(&format!("/ui/jobs/{id}")).into_response())
 }
