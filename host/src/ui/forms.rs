@@ -43,3 +43,8 @@ pub fn query_string<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> 
     }
     out.finish()
 }
+
+/// One value, percent-encoded for a query string or a path segment.
+pub fn urlencode(value: &str) -> String {
+    form_urlencoded::byte_serialize(value.as_bytes()).collect()
+}

@@ -107,7 +107,7 @@ fn summary(job: &JobRecord) -> Markup {
     facts([
         (
             "Type",
-            html! { a href={ "/ui/jobs?type=" (super::overview::urlencode(&job.job_type)) } { (job.job_type) } },
+            html! { a href={ "/ui/jobs?type=" (super::forms::urlencode(&job.job_type)) } { (job.job_type) } },
         ),
         ("Priority", html! { (job.priority) }),
         ("Attempt", html! { (job.attempt) " of " (job.max_attempts) }),

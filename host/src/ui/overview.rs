@@ -76,7 +76,7 @@ pub async fn page(State(state): State<AppState>, viewer: Viewer) -> Result<Respo
                 } }
                 tbody { @for t in &stats.types {
                     tr data-type=(t.job_type) {
-                        td { a href={ "/ui/jobs?type=" (urlencode(&t.job_type)) } { (t.job_type) }
+                        td { a href={ "/ui/jobs?type=" (super::forms::urlencode(&t.job_type)) } { (t.job_type) }
                             @if !t.registered { " " span.badge { "unregistered" } } }
                         @for state in STATES { td.num { (count(t.counts.get(state))) } }
                         td { (t.oldest_ready_age_seconds.map_or_else(|| "—".to_owned(), duration_text)) }
@@ -87,11 +87,6 @@ pub async fn page(State(state): State<AppState>, viewer: Viewer) -> Result<Respo
         }
     };
     Ok(layout::page(&viewer, Nav::Overview, "Overview", true, body))
-}
-
-/// A query-string value.
-pub fn urlencode(value: &str) -> String {
-    form_urlencoded::byte_serialize(value.as_bytes()).collect()
 }
 
 /// Completed jobs (green) and failed attempts (red) per minute, stacked bars, oldest on

@@ -70,12 +70,12 @@ fn next_slots(s: &ScheduleRecord) -> Vec<chrono::DateTime<chrono::Utc>> {
 }
 
 fn row(viewer: &Viewer, s: &ScheduleRecord) -> Markup {
-    let name = super::overview::urlencode(&s.name);
+    let name = super::forms::urlencode(&s.name);
     html! {
         tr data-schedule=(s.name) {
             td { strong { (s.name) } @if s.paused { " " span.badge.paused { "paused" } } }
             td { code { (s.cron) } br; span.muted { (s.tz) } }
-            td { a href={ "/ui/jobs?type=" (super::overview::urlencode(&s.job_type)) } { (s.job_type) } }
+            td { a href={ "/ui/jobs?type=" (super::forms::urlencode(&s.job_type)) } { (s.job_type) } }
             td { @if s.paused { span.muted { "paused" } } @else {
                 ul.compact { @for slot in next_slots(s) { li { (when(slot)) } } } } }
             td { (when_opt(s.last_fired_slot)) }

@@ -77,7 +77,7 @@ fn type_row(viewer: &Viewer, t: &JobTypeRecord, components: &[ComponentRecord]) 
     };
     html! {
         tr data-type=(t.name) {
-            td { strong { (t.name) } br; a href={ "/ui/jobs?type=" (super::overview::urlencode(&t.name)) } { "jobs" } }
+            td { strong { (t.name) } br; a href={ "/ui/jobs?type=" (super::forms::urlencode(&t.name)) } { "jobs" } }
             td { @if let Some(c) = current { (c.name) " " (c.version) br; span.muted { "id " (c.id) } } @else { "#" (t.component_id) } }
             td { (super::views::opt(current.map(contract))) }
             td { @if let Some(c) = current { code title=(c.sha256) { (&c.sha256[..c.sha256.len().min(12)]) "…" } } }
@@ -97,7 +97,7 @@ fn type_row(viewer: &Viewer, t: &JobTypeRecord, components: &[ComponentRecord]) 
             } }
             td {
                 @if viewer.can_write() && versions.len() > 1 {
-                    form.action.switch method="post" action={ "/ui/types/" (super::overview::urlencode(&t.name)) "/component" } {
+                    form.action.switch method="post" action={ "/ui/types/" (super::forms::urlencode(&t.name)) "/component" } {
                         (csrf_field(viewer.csrf()))
                         select name="component_id" aria-label="component version" {
                             @for c in &versions {
@@ -162,7 +162,7 @@ pub async fn switch_component(
             p { "Switch job type " strong { (name) } " from " strong { (label(current.component_id)) }
                 " to " strong #switch-target { (label(component_id)) } "?" }
             p.muted { "Attempts that start after the switch run the new component; running attempts finish on the old one." }
-            form #confirm-form.action method="post" action={ "/ui/types/" (super::overview::urlencode(&name)) "/component" } {
+            form #confirm-form.action method="post" action={ "/ui/types/" (super::forms::urlencode(&name)) "/component" } {
                 (csrf_field(viewer.csrf()))
                 input type="hidden" name="component_id" value=(component_id);
                 input type="hidden" name="confirmed" value="1";
