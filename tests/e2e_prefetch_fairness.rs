@@ -9,7 +9,7 @@ mod support;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use sluice::worker::{self, WorkerConfig};
+use sluice::worker::{self, Prefetch, WorkerConfig};
 use sluice_sandbox::Sandbox;
 use sluice_store::{NewJob, Store};
 use sqlx::PgPool;
@@ -48,7 +48,7 @@ async fn overtaken_by(pool: &PgPool, prefetch: usize) -> i64 {
 
     let mut config = WorkerConfig::new("w");
     config.concurrency = CONCURRENCY;
-    config.prefetch = prefetch;
+    config.prefetch = Prefetch::Fixed(prefetch);
     let stop = CancellationToken::new();
     let worker = tokio::spawn(worker::run(store.clone(), sandbox, config, stop.clone()));
     // Wait until the worker holds every slot and its whole prefetch queue.

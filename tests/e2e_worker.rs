@@ -7,7 +7,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use sluice::metrics::Metrics;
-use sluice::worker::{self, WorkerConfig, WorkerSummary};
+use sluice::worker::{self, Prefetch, WorkerConfig, WorkerSummary};
 use sluice_sandbox::Sandbox;
 use sluice_store::{
     AttemptOutcome, CancelResult, Completion, JobState, JobTypeSpec, Lease, Store, StoreError,
@@ -335,7 +335,7 @@ async fn a_prefetching_worker_runs_every_job_once(pool: PgPool) {
         ids.push(enqueue(&fixture, "echo", &format!("job {i}")).await);
     }
     let mut cfg = config("prefetcher", 2);
-    cfg.prefetch = 16;
+    cfg.prefetch = Prefetch::Fixed(16);
     let summary = worker::run(
         store.clone(),
         sandbox.clone(),
@@ -366,7 +366,7 @@ async fn prefetched_jobs_are_released_unspent_on_shutdown(pool: PgPool) {
         ids.push(enqueue(&fixture, "sleep", r#"{"ms":400}"#).await);
     }
     let mut cfg = config("prefetcher", 1);
-    cfg.prefetch = 4;
+    cfg.prefetch = Prefetch::Fixed(4);
     let (worker, shutdown) = spawn_worker(&store, &sandbox, cfg);
     // One claim takes all five: one executes, four wait in the queue.
     wait_for("five jobs to be held", Duration::from_secs(20), || async {
@@ -409,7 +409,7 @@ async fn queued_jobs_hold_the_prefetch_lease_and_a_started_job_the_full_lease(po
         ids.push(enqueue(&fixture, "sleep", r#"{"ms":2500}"#).await);
     }
     let mut cfg = config("prefetcher", 1);
-    cfg.prefetch = 4;
+    cfg.prefetch = Prefetch::Fixed(4);
     cfg.lease = Duration::from_secs(60);
     cfg.prefetch_lease = Duration::from_secs(3);
     let (worker, shutdown) = spawn_worker(&store, &sandbox, cfg);

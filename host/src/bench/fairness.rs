@@ -18,7 +18,7 @@ use sluice_store::{NewJob, Store};
 use tokio_util::sync::CancellationToken;
 
 use super::{BENCH_TENANT, percentile};
-use crate::worker::{self, WorkerConfig};
+use crate::worker::{self, Prefetch, WorkerConfig};
 
 /// The light tenant (the flood is [`BENCH_TENANT`]).
 pub const LIGHT_TENANT: &str = "bench-light";
@@ -34,7 +34,7 @@ pub struct Fairness {
     pub light_ms: u64,
     pub every_ms: u64,
     pub concurrency: usize,
-    pub prefetch: usize,
+    pub prefetch: Prefetch,
     pub workers: usize,
 }
 

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::BENCH_TENANT;
 use super::queue::drain_config;
 use super::sandbox::with_custom_section;
-use crate::worker;
+use crate::worker::{self, Prefetch};
 
 pub async fn memory(
     store: &Store,
@@ -21,7 +21,7 @@ pub async fn memory(
     components: usize,
     jobs: usize,
     concurrency: usize,
-    prefetch: usize,
+    prefetch: Prefetch,
 ) -> anyhow::Result<serde_json::Value> {
     let sandbox = Sandbox::new(SandboxConfig {
         max_concurrency: u32::try_from(concurrency).context("concurrency")?,

@@ -17,6 +17,8 @@ use clap::Subcommand;
 use sluice_sandbox::{Sandbox, SandboxConfig};
 use sluice_store::{JobTypeSpec, NewComponent, Store};
 
+use crate::worker::Prefetch;
+
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Bulk enqueue throughput.
@@ -32,9 +34,10 @@ pub enum BenchCommand {
         jobs: usize,
         #[arg(long, default_value_t = 16)]
         concurrency: usize,
-        /// Jobs claimed ahead of free slots (`sluice worker --prefetch`).
-        #[arg(long, default_value_t = 0)]
-        prefetch: usize,
+        /// Jobs claimed ahead of free slots (`sluice worker --prefetch`: `auto`, the
+        /// worker's default, or a number; 0: none).
+        #[arg(long, default_value_t = Prefetch::Auto)]
+        prefetch: Prefetch,
         /// The sample every job runs: `echo` completes, `fatal` fails permanently (each
         /// job is dead after one attempt: the failure path, batched like completions),
         /// `fan-out` enqueues one follow-up job and completes (children due in an hour).
@@ -83,8 +86,8 @@ pub enum BenchCommand {
         jobs: usize,
         #[arg(long, default_value_t = 64)]
         concurrency: usize,
-        #[arg(long, default_value_t = 64)]
-        prefetch: usize,
+        #[arg(long, default_value_t = Prefetch::Fixed(64))]
+        prefetch: Prefetch,
     },
     /// A light tenant's start latency alone and beside another tenant's flood (`sleep`
     /// jobs on both sides; latency = first attempt's start minus creation, database time).
@@ -106,8 +109,9 @@ pub enum BenchCommand {
         every_ms: u64,
         #[arg(long, default_value_t = 8)]
         concurrency: usize,
-        #[arg(long, default_value_t = 0)]
-        prefetch: usize,
+        /// As `sluice worker --prefetch` (`auto` by default; 0: none).
+        #[arg(long, default_value_t = Prefetch::Auto)]
+        prefetch: Prefetch,
         /// In-process workers (each with `--concurrency` slots, one shared sandbox).
         #[arg(long, default_value_t = 1)]
         workers: usize,

@@ -8,7 +8,7 @@ use sluice_store::{ClaimRequest, Completion, NewJob, Store};
 use tokio_util::sync::CancellationToken;
 
 use super::BENCH_TENANT;
-use crate::worker::{self, WorkerConfig};
+use crate::worker::{self, Prefetch, WorkerConfig};
 
 fn echo_jobs(count: usize) -> Vec<NewJob> {
     jobs_of(DrainTask::Echo, count)
@@ -56,7 +56,7 @@ impl DrainTask {
 pub struct Drain {
     pub jobs: usize,
     pub concurrency: usize,
-    pub prefetch: usize,
+    pub prefetch: Prefetch,
     pub task: DrainTask,
 }
 
@@ -166,7 +166,7 @@ pub async fn drain(
 }
 
 /// A worker that runs the bench tenant's jobs and stops once none is runnable.
-pub(super) fn drain_config(name: &str, concurrency: usize, prefetch: usize) -> WorkerConfig {
+pub(super) fn drain_config(name: &str, concurrency: usize, prefetch: Prefetch) -> WorkerConfig {
     let mut config = WorkerConfig::new(name);
     config.concurrency = concurrency;
     config.prefetch = prefetch;

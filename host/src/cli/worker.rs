@@ -13,7 +13,7 @@ use sluice_store::{Store, WorkerKind};
 use super::output::Printer;
 use crate::host::{Host, HostConfig};
 use crate::units::parse_duration;
-use crate::worker::{IdlePolicy, Listen, ShutdownTimeouts, WorkerConfig};
+use crate::worker::{IdlePolicy, Listen, Prefetch, ShutdownTimeouts, WorkerConfig};
 
 #[derive(Debug, clap::Args)]
 pub struct WorkerArgs {
@@ -22,9 +22,11 @@ pub struct WorkerArgs {
     pub concurrency: usize,
     /// Jobs claimed ahead of free slots and queued in this worker, so a slot refills
     /// without waiting for a claim. They hold leases like running jobs (heartbeated,
-    /// released on shutdown, reaped if the worker dies). 0: claim only for free slots.
-    #[arg(long, default_value_t = 0)]
-    pub prefetch: usize,
+    /// released on shutdown, reaped if the worker dies). `auto`: sized from the
+    /// completion rate and the claim round trip (none for long jobs, at most 1000);
+    /// a number fixes it; 0: claim only for free slots.
+    #[arg(long, default_value_t = Prefetch::Auto)]
+    pub prefetch: Prefetch,
     /// With --prefetch, the lease on a job while it waits in this worker's queue (a job
     /// that starts gets --lease at the next heartbeat): if the worker dies, its queue
     /// comes back after this long, not after --lease.
@@ -240,7 +242,7 @@ fn check_timings(args: &WorkerArgs) -> anyhow::Result<()> {
     // Heartbeats renew leases every third of the shorter one in use.
     let leases = [
         ("--lease", args.lease, true),
-        ("--prefetch-lease", args.prefetch_lease, args.prefetch > 0),
+        ("--prefetch-lease", args.prefetch_lease, args.prefetch.may_queue()),
     ];
     for (flag, lease, used) in leases {
         if used && lease < Duration::from_secs(1) {
@@ -323,6 +325,18 @@ mod tests {
     }
 
     #[test]
+    fn prefetch_takes_auto_or_a_number_and_names_anything_else() {
+        let parse = |value: &str| {
+            Worker::try_parse_from(["worker", "--prefetch", value]).map(|w| w.args.prefetch)
+        };
+        assert_eq!(parse("auto").ok(), Some(Prefetch::Auto));
+        assert_eq!(parse("0").ok(), Some(Prefetch::Fixed(0)));
+        assert_eq!(parse("500").ok(), Some(Prefetch::Fixed(500)));
+        let bad = parse("lots").unwrap_err().to_string();
+        assert!(bad.contains("--prefetch") && bad.contains("auto"), "{bad}");
+    }
+
+    #[test]
     fn timing_flags_that_cannot_work_are_refused_by_name() {
         assert_eq!(check(&[]), Ok(()));
         assert_eq!(
@@ -336,8 +350,14 @@ mod tests {
             short.contains("--prefetch-lease") && short.contains("at least 1s"),
             "{short}"
         );
+        // `auto` (the default) may queue jobs: it needs a usable prefetch lease too.
+        let auto = check(&["--prefetch-lease", "500ms"]).unwrap_err();
+        assert!(auto.contains("--prefetch-lease"), "{auto}");
         // Without prefetch the prefetch lease is never used: a short one is harmless.
-        assert_eq!(check(&["--prefetch-lease", "500ms"]), Ok(()));
+        assert_eq!(
+            check(&["--prefetch", "0", "--prefetch-lease", "500ms"]),
+            Ok(())
+        );
         let lease = check(&["--lease", "500ms"]).unwrap_err();
         assert!(lease.starts_with("--lease"), "{lease}");
     }

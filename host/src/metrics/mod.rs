@@ -83,6 +83,8 @@ struct Families {
     listening: Gauge,
     secrets_key_loaded: Gauge,
     orphans_released: Counter,
+    prefetch_depth: Gauge,
+    prefetch_given_back: Counter,
     schedule_jobs_fired: Counter,
     schedule_slots_skipped: Counter,
     retention_jobs_deleted: Counter,
@@ -143,6 +145,8 @@ impl Families {
             listening: Gauge::default(),
             secrets_key_loaded: Gauge::default(),
             orphans_released: Counter::default(),
+            prefetch_depth: Gauge::default(),
+            prefetch_given_back: Counter::default(),
             schedule_jobs_fired: Counter::default(),
             schedule_slots_skipped: Counter::default(),
             retention_jobs_deleted: Counter::default(),
@@ -234,6 +238,8 @@ impl Families {
             "Jobs this worker held in the database without running them (a lost claim reply, a dead attempt task), released by the orphan check",
             f.orphans_released.clone(),
         );
+        r.register("sluice_worker_prefetch_depth", "Jobs the worker aims to keep claimed ahead of its free slots (--prefetch auto sizes it from the completion rate and claim round trip; a fixed --prefetch shows that number)", f.prefetch_depth.clone());
+        r.register("sluice_worker_prefetch_given_back", "Queued jobs given back unstarted because every slot stayed busy with long attempts (--prefetch auto), so another worker may start them", f.prefetch_given_back.clone());
         r.register(
             "sluice_scheduler_jobs_fired",
             "Jobs this host's scheduler enqueued from cron schedules",
@@ -526,6 +532,16 @@ impl Metrics {
     /// The orphan check released this many jobs.
     pub fn orphans_released(&self, count: usize) {
         self.f().orphans_released.inc_by(count as u64);
+    }
+
+    /// The prefetch queue depth the worker aims for now.
+    pub fn prefetch_depth(&self, depth: usize) {
+        self.f().prefetch_depth.set(depth as i64);
+    }
+
+    /// A stalled prefetch queue gave `count` jobs back.
+    pub fn prefetch_given_back(&self, count: usize) {
+        self.f().prefetch_given_back.inc_by(count as u64);
     }
 
     /// One scheduler pass enqueued `fired` jobs and skipped `skipped` due slots.

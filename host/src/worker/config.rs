@@ -8,6 +8,7 @@ use sluice_sandbox::Limits;
 use sluice_store::AttemptOutcome;
 
 use super::completer::Recorded;
+use super::prefetch::Prefetch;
 use super::shutdown::ShutdownTimeouts;
 use super::wakeup::{IdlePolicy, Listen};
 use crate::metrics::Metrics;
@@ -23,8 +24,9 @@ pub struct WorkerConfig {
     pub concurrency: usize,
     /// Jobs claimed ahead of free slots and queued locally, so slots refill without
     /// waiting for a claim round-trip. They hold leases (heartbeated, released on
-    /// shutdown); 0 claims only for free slots.
-    pub prefetch: usize,
+    /// shutdown). `Auto` (the default) sizes the queue from the completion rate and
+    /// the claim round trip; `Fixed(0)` claims only for free slots.
+    pub prefetch: Prefetch,
     /// Visibility timeout: a job whose lease is not renewed for this long is reaped.
     /// Renewed every third of it (of `prefetch_lease` when that is shorter).
     pub lease: Duration,
@@ -58,7 +60,7 @@ impl WorkerConfig {
     /// The lease a claim takes: the prefetch lease when prefetching (the claimed jobs
     /// may wait in the queue), else the full lease.
     pub fn claim_lease(&self) -> Duration {
-        if self.prefetch > 0 {
+        if self.prefetch.may_queue() {
             self.prefetch_lease.min(self.lease)
         } else {
             self.lease
@@ -69,7 +71,7 @@ impl WorkerConfig {
         Self {
             worker_id: worker_id.into(),
             concurrency: 8,
-            prefetch: 0,
+            prefetch: Prefetch::Auto,
             lease: Duration::from_secs(300),
             prefetch_lease: Duration::from_secs(30),
             tenants: None,

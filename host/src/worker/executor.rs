@@ -280,10 +280,13 @@ pub(super) async fn record(
     }
 }
 
-/// Gives back a job that was claimed (prefetched) but never started: the host is
-/// shutting down. The attempt is not used up.
-pub(super) async fn release_unstarted(ctx: AttemptContext, lease: Lease) -> Recorded {
-    let reason = "host shutting down before the attempt started";
+/// Gives back a job that was claimed (prefetched) but never started, for `reason` (it
+/// goes to the attempt history). The attempt is not used up.
+pub(super) async fn release_unstarted(
+    ctx: AttemptContext,
+    lease: Lease,
+    reason: &'static str,
+) -> Recorded {
     ctx.completer
         .record(lease, Transition::Release(reason))
         .await

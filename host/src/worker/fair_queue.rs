@@ -66,6 +66,34 @@ impl FairQueue {
         self.len
     }
 
+    /// The `n` jobs claimed last (or all, if fewer), taken out of the queue: the ones
+    /// that would start last within their tenants, given back when the queue is deeper
+    /// than it should be.
+    pub(super) fn take_newest(&mut self, n: usize) -> Vec<ClaimedJob> {
+        let mut seqs: Vec<u64> = self
+            .by_tenant
+            .values()
+            .flat_map(|jobs| jobs.iter().map(|(seq, _)| *seq))
+            .collect();
+        seqs.sort_unstable_by(|a, b| b.cmp(a));
+        let count = n.min(seqs.len());
+        if count == 0 {
+            return Vec::new();
+        }
+        let cut = seqs[count - 1];
+        let mut taken = Vec::new();
+        for jobs in self.by_tenant.values_mut() {
+            // Within a tenant, sequence numbers grow from front to back.
+            while jobs.back().is_some_and(|(seq, _)| *seq >= cut) {
+                taken.extend(jobs.pop_back());
+            }
+        }
+        self.by_tenant.retain(|_, jobs| !jobs.is_empty());
+        self.len -= taken.len();
+        taken.sort_by_key(|(seq, _)| *seq);
+        taken.into_iter().map(|(_, job)| job).collect()
+    }
+
     /// Every queued job, in claim order (for giving them back at shutdown).
     pub(super) fn drain(&mut self) -> Vec<ClaimedJob> {
         let mut all: Vec<(u64, ClaimedJob)> =
@@ -137,6 +165,25 @@ mod tests {
             q.push(job(20 + i, "b"));
         }
         assert_eq!(ids(&mut q, 6), vec![10, 20, 11, 21, 12, 22]);
+    }
+
+    #[test]
+    fn take_newest_takes_the_last_claimed_across_tenants() {
+        let mut q = FairQueue::default();
+        q.push(job(1, "a"));
+        q.push(job(2, "b"));
+        q.push(job(3, "a"));
+        q.push(job(4, "b"));
+        q.push(job(5, "a"));
+        let taken: Vec<i64> = q.take_newest(3).iter().map(|j| j.id).collect();
+        assert_eq!(taken, vec![3, 4, 5]);
+        assert_eq!(q.len(), 2);
+        assert_eq!(ids(&mut q, 3), vec![1, 2]);
+        assert!(q.take_newest(2).is_empty());
+        q.push(job(6, "c"));
+        assert_eq!(q.take_newest(0).len(), 0);
+        assert_eq!(q.take_newest(9).iter().map(|j| j.id).collect::<Vec<_>>(), vec![6]);
+        assert_eq!(q.len(), 0);
     }
 
     #[test]

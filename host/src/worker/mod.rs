@@ -5,8 +5,8 @@
 //!
 //! Modules import downward only: `producer` (the loop; `plan` says when to claim,
 //! `beside` runs its store calls) → `slots` (held jobs) → `executor` (one attempt,
-//! deciding its transition) → `completer` (writing it) → the store. `leases`, `wakeup`
-//! and `shutdown` serve the producer; `registry` the executor. Nothing here speaks SQL
+//! deciding its transition) → `completer` (writing it) → the store. `leases`, `wakeup`,
+//! `prefetch` (the queue's depth) and `shutdown` serve the producer; `registry` the executor. Nothing here speaks SQL
 //! or wasmtime.
 
 mod beside;
@@ -17,6 +17,7 @@ mod fair_queue;
 mod follow_ups;
 mod leases;
 mod plan;
+mod prefetch;
 mod producer;
 mod registry;
 mod shutdown;
@@ -39,6 +40,7 @@ pub use executor::{Interrupt, StopReason};
 use registry::Registry;
 
 use crate::services::{self, reaper::Reaper, reaper::ReaperConfig};
+pub use prefetch::{MAX_AUTO_DEPTH, Prefetch};
 use producer::{Ended, Producer};
 pub use shutdown::ShutdownTimeouts;
 use wakeup::Wakeups;
@@ -75,7 +77,7 @@ pub async fn run(
     };
     let reaper = tokio::spawn(services::run(reaper, stop_reaper.clone()));
     let wakeups = Wakeups::start(&store, &config.listen, config.metrics.clone());
-    info!(worker = %config.worker_id, concurrency = config.concurrency, prefetch = config.prefetch, "worker started");
+    info!(worker = %config.worker_id, concurrency = config.concurrency, prefetch = %config.prefetch, "worker started");
     config.metrics.secrets_key_loaded(config.secrets.is_some());
     say_what_secrets_this_host_opens(&store, config.secrets.as_ref()).await;
     let mut producer = Producer::new(store, config, ctx, wakeups);

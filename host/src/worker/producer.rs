@@ -26,12 +26,19 @@ use super::config::{WorkerConfig, WorkerSummary};
 use super::executor::{AttemptContext, StopReason};
 use super::leases;
 use super::plan::ClaimPlan;
+use super::prefetch::{Prefetch, PrefetchSizer};
 use super::shutdown::Stopping;
 use super::slots::{SlotEvent, Slots};
 use super::wakeup::{IdleSchedule, Wake, Wakeups};
 
 /// The shortest wait between two idle looks for work.
 const MIN_IDLE_LOOK: Duration = Duration::from_millis(20);
+
+/// With `--prefetch auto`: how long the queue may hold jobs without starting one (every
+/// slot busy all along) before the jobs beyond the current depth are given back for
+/// other workers, and how often that is checked.
+const STALL_LIMIT: Duration = Duration::from_millis(500);
+const STALL_CHECK: Duration = Duration::from_millis(250);
 
 /// How long jobs may look due without this worker's claims getting them before it stops
 /// looking early for them and waits for a notice or its idle poll instead.
@@ -52,6 +59,8 @@ pub(super) struct Producer {
     ctx: AttemptContext,
     slots: Slots,
     plan: ClaimPlan,
+    /// The prefetch queue's depth now (fixed, or sized from what this worker sees).
+    sizer: PrefetchSizer,
     idle: IdleSchedule,
     wakeups: Wakeups,
     beside: Beside,
@@ -77,6 +86,7 @@ pub(super) struct Producer {
     // worker's CPU under load.
     heartbeat_timer: Pin<Box<Sleep>>,
     look_timer: Pin<Box<Sleep>>,
+    stall_timer: Pin<Box<Sleep>>,
     pub(super) summary: WorkerSummary,
 }
 
@@ -91,11 +101,13 @@ impl Producer {
         let heartbeat_every = config.claim_lease() / 3;
         Producer {
             plan: ClaimPlan::new(now),
+            sizer: PrefetchSizer::new(config.prefetch, now),
             idle: IdleSchedule::new(config.idle),
             heartbeat_every,
             next_heartbeat: now + heartbeat_every,
             heartbeat_timer: Box::pin(sleep_until(now + heartbeat_every)),
             look_timer: Box::pin(sleep_until(now)),
+            stall_timer: Box::pin(sleep_until(now + STALL_CHECK)),
             store,
             config,
             ctx,
@@ -129,6 +141,7 @@ impl Producer {
                 wake = self.wakeups.recv() => self.on_wake(wake),
                 () = &mut self.heartbeat_timer, if self.beat_due() => self.beat(),
                 () = &mut self.look_timer, if self.plan.waiting() => self.plan.look_now(),
+                () = &mut self.stall_timer, if self.watch_stalls() => self.on_stall_check(),
             }
         }
     }
@@ -172,14 +185,19 @@ impl Producer {
         if self.stopping || !self.plan.due() {
             return;
         }
-        let wanted = match self.slots.wanted(&self.config) {
-            0 if self.noticed => self.slots.wanted_on_notice(&self.config),
+        let now = Instant::now();
+        self.sizer.look(now);
+        let depth = self.sizer.depth();
+        self.config.metrics.prefetch_depth(depth);
+        let wanted = match self.slots.wanted(&self.config, depth) {
+            0 if self.noticed => self.slots.wanted_on_notice(&self.config, depth),
             n => n,
         };
         self.noticed = false;
         let safety_poll = self.config.idle.safety_poll;
-        if let Some(wanted) = self.plan.start(wanted, Instant::now(), safety_poll) {
+        if let Some(wanted) = self.plan.start(wanted, now, safety_poll) {
             self.claims += 1;
+            self.sizer.claim_sent(now);
             let (store, config) = (self.store.clone(), self.config.clone());
             let max_contract = self.ctx.registry.max_contract();
             let secret_keys = self.ctx.registry.secret_key_ids();
@@ -205,7 +223,10 @@ impl Producer {
     /// whether to top the queue up.
     fn on_slot_event(&mut self, event: SlotEvent) {
         match event {
-            SlotEvent::Ran(job_id) => self.slots.ran(job_id),
+            SlotEvent::Ran(job_id) => {
+                let ended = self.slots.ran(job_id);
+                self.sizer.completed(ended, Instant::now());
+            }
             SlotEvent::Joined(joined) => self.slots.collect(joined, &mut self.summary),
         }
         if !self.stopping {
@@ -217,6 +238,9 @@ impl Producer {
 
     /// A call beside the loop came back. `Some(Drained)`: a draining worker may stop.
     fn on_reply(&mut self, reply: Reply) -> Option<Ended> {
+        if matches!(reply, Reply::Claimed(_)) {
+            self.sizer.claim_returned(Instant::now());
+        }
         match reply {
             Reply::Claimed(None) => {
                 let retry = self.idle.retry_after_error();
@@ -373,6 +397,35 @@ impl Producer {
                 self.idle.reset();
                 self.plan.look_now();
             }
+        }
+    }
+
+    /// Whether to watch the prefetch queue for stalls: `auto` sizing with jobs queued.
+    fn watch_stalls(&self) -> bool {
+        self.config.prefetch == Prefetch::Auto && self.slots.has_queued()
+    }
+
+    /// Every slot has been busy for [`STALL_LIMIT`] with jobs still queued: the slots
+    /// hold long attempts, and the queue (sized while jobs were short) would make its
+    /// jobs wait for them while another worker may have free slots. Gives back what
+    /// exceeds the depth the sizer now wants (none, once completions have stopped).
+    fn on_stall_check(&mut self) {
+        let now = Instant::now();
+        self.stall_timer.as_mut().reset(now + STALL_CHECK);
+        let Some(stalled) = self.slots.queue_stalled_for(now) else {
+            return;
+        };
+        if stalled < STALL_LIMIT {
+            return;
+        }
+        self.sizer.look(now);
+        let given = self.slots.release_excess(&self.ctx, self.sizer.depth());
+        if given > 0 {
+            self.config.metrics.prefetch_given_back(given);
+            info!(
+                given,
+                "gave queued jobs back: no slot has freed for {stalled:?}"
+            );
         }
     }
 

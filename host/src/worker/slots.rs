@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use sluice_store::{ClaimedJob, Lease};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 use tracing::warn;
 
 use super::completer::Recorded;
@@ -55,6 +56,8 @@ pub(super) struct Slots {
     /// The prefetch queue, fair between tenants.
     queued: FairQueue,
     executing: usize,
+    /// When a queued job last started (a queue that does not move is stalled).
+    last_start: Instant,
     ran_tx: mpsc::UnboundedSender<i64>,
     ran_rx: mpsc::UnboundedReceiver<i64>,
 }
@@ -68,22 +71,24 @@ impl Slots {
             task_jobs: HashMap::new(),
             queued: FairQueue::default(),
             executing: 0,
+            last_start: Instant::now(),
             ran_tx,
             ran_rx,
         }
     }
 
-    /// How many jobs to claim now: enough to fill every free slot and the prefetch
-    /// queue, once the queue has fallen to half its size (so claims come in batches).
-    /// Never lets the jobs held (including those still recording) pass twice what
-    /// executing and prefetch need, so a slow database cannot make a worker hoard.
-    pub(super) fn wanted(&self, config: &WorkerConfig) -> usize {
-        let target = config.concurrency + config.prefetch;
+    /// How many jobs to claim now: enough to fill every free slot and a prefetch queue
+    /// of `depth` (the sizer's current figure), once the queue has fallen to half its
+    /// size (so claims come in batches). Never lets the jobs held (including those
+    /// still recording) pass twice what executing and prefetch need, so a slow database
+    /// cannot make a worker hoard.
+    pub(super) fn wanted(&self, config: &WorkerConfig, depth: usize) -> usize {
+        let target = config.concurrency + depth;
         let waiting = self.executing + self.queued.len();
-        if self.queued.len() > config.prefetch / 2 || waiting >= target {
+        if self.queued.len() > depth / 2 || waiting >= target {
             return 0;
         }
-        (target - waiting).min(self.room(config))
+        (target - waiting).min(self.room(config, depth))
     }
 
     /// How many to claim when a notice says new jobs arrived although the prefetch
@@ -91,18 +96,18 @@ impl Slots {
     /// hoarding bound. The fair claim hands out the tenant running the fewest jobs first
     /// and the fair queue starts it at the next free slot, so a light tenant's job waits
     /// one slot turnover, not the whole prefetched queue (issue #22). Without a prefetch
-    /// queue, nothing: jobs are only claimed for free slots.
-    pub(super) fn wanted_on_notice(&self, config: &WorkerConfig) -> usize {
-        if config.prefetch == 0 {
+    /// queue (`depth` 0), nothing: jobs are only claimed for free slots.
+    pub(super) fn wanted_on_notice(&self, config: &WorkerConfig, depth: usize) -> usize {
+        if depth == 0 {
             return 0;
         }
-        config.concurrency.min(self.room(config))
+        config.concurrency.min(self.room(config, depth))
     }
 
     /// Jobs that may still be claimed before the held ones (including those still
-    /// recording) pass twice what executing and prefetch need.
-    fn room(&self, config: &WorkerConfig) -> usize {
-        (2 * (config.concurrency + config.prefetch)).saturating_sub(self.running.len())
+    /// recording) pass twice what executing and a queue of `depth` need.
+    fn room(&self, config: &WorkerConfig, depth: usize) -> usize {
+        (2 * (config.concurrency + depth)).saturating_sub(self.running.len())
     }
 
     /// Takes a claimed job into the queue; `start_queued` runs it when a slot is free.
@@ -131,6 +136,7 @@ impl Slots {
             };
             held.phase = Phase::Executing;
             self.executing += 1;
+            self.last_start = Instant::now();
             let executing = Executing::new(self.ran_tx.clone(), job.id);
             let job_id = job.id;
             let task = self.tasks.spawn(executor::run_attempt(
@@ -145,10 +151,38 @@ impl Slots {
 
     /// Gives every queued job back (shutdown): released, its attempt not used up.
     pub(super) fn release_queued(&mut self, ctx: &AttemptContext) {
-        for job in self.queued.drain() {
+        let jobs = self.queued.drain();
+        self.give_back(ctx, jobs, "host shutting down before the attempt started");
+    }
+
+    pub(super) fn has_queued(&self) -> bool {
+        self.queued.len() > 0
+    }
+
+    /// How long the queue has held jobs without starting one (`None`: it is empty).
+    pub(super) fn queue_stalled_for(&self, now: Instant) -> Option<std::time::Duration> {
+        (self.queued.len() > 0).then(|| now.saturating_duration_since(self.last_start))
+    }
+
+    /// Gives back the queued jobs beyond the first `keep` (the last claimed go first),
+    /// so that another worker with a free slot may start them; returns how many.
+    pub(super) fn release_excess(&mut self, ctx: &AttemptContext, keep: usize) -> usize {
+        let excess = self.queued.len().saturating_sub(keep);
+        let jobs = self.queued.take_newest(excess);
+        let given = jobs.len();
+        self.give_back(
+            ctx,
+            jobs,
+            "given back unstarted: this worker's slots were all busy with long attempts",
+        );
+        given
+    }
+
+    fn give_back(&mut self, ctx: &AttemptContext, jobs: Vec<ClaimedJob>, reason: &'static str) {
+        for job in jobs {
             let task = self
                 .tasks
-                .spawn(executor::release_unstarted(ctx.clone(), job.lease));
+                .spawn(executor::release_unstarted(ctx.clone(), job.lease, reason));
             self.task_jobs.insert(task.id(), job.id);
         }
     }
@@ -164,13 +198,17 @@ impl Slots {
         }
     }
 
-    /// Frees the slots of `first` and of every other job whose run has ended since.
-    pub(super) fn ran(&mut self, first: i64) {
+    /// Frees the slots of `first` and of every other job whose run has ended since;
+    /// returns how many runs ended.
+    pub(super) fn ran(&mut self, first: i64) -> u32 {
         let mut next = Some(first);
+        let mut ended = 0;
         while let Some(job_id) = next {
             self.stop_executing(job_id);
+            ended += 1;
             next = self.ran_rx.try_recv().ok();
         }
+        ended
     }
 
     fn stop_executing(&mut self, job_id: i64) {
