@@ -2,10 +2,12 @@
 //! tenant floods the queue (issue #22).
 //!
 //! One or more in-process workers (the same `worker::run` as `sluice worker`) serve two
-//! tenants. The light tenant enqueues one short `sleep` job every `every_ms` from its own
-//! pool connection, first alone, then beside a flood tenant with `flood` queued `sleep`
-//! jobs of `flood_ms`. A job's start latency is its first attempt's `started_at` minus its
-//! `created_at`: both database times, so no clock is compared with another.
+//! tenants. The light tenant enqueues one `clock` job every `every_ms` from its own pool
+//! connection, first alone, then beside a flood tenant with `flood` queued `sleep` jobs
+//! of `flood_ms`. A light job's start latency is the time its guest code began (what
+//! `clock` returns) minus the job's `created_at`, both read from this machine's clock.
+//! Not the attempt's `started_at`: a prefetched job's attempt starts at its claim, and
+//! it may then wait in the worker's queue for a slot — the very wait measured here.
 //!
 //! Owns timing and reporting only; the claim order is the store's and the worker's.
 
@@ -22,8 +24,10 @@ use crate::worker::{self, Prefetch, WorkerConfig};
 
 /// The light tenant (the flood is [`BENCH_TENANT`]).
 pub const LIGHT_TENANT: &str = "bench-light";
-/// The job type both tenants register for the `sleep` sample.
+/// The flood tenant's job type (the `sleep` sample).
 pub const SLEEP_TYPE: &str = "sleep";
+/// The light tenant's job type (the `clock` sample: returns when its guest began).
+pub const CLOCK_TYPE: &str = "clock";
 
 /// What `sluice bench fairness` runs.
 #[derive(Clone, Debug)]
@@ -31,7 +35,6 @@ pub struct Fairness {
     pub flood: usize,
     pub flood_ms: u64,
     pub light: usize,
-    pub light_ms: u64,
     pub every_ms: u64,
     pub concurrency: usize,
     pub prefetch: Prefetch,
@@ -94,7 +97,7 @@ pub async fn fairness(
     let target = f.flood_ms as f64 + solo_p99;
     Ok(json!({
         "cmd": "fairness", "flood": f.flood, "flood_ms": f.flood_ms, "light": f.light,
-        "light_ms": f.light_ms, "every_ms": f.every_ms, "c": f.concurrency,
+        "every_ms": f.every_ms, "c": f.concurrency,
         "prefetch": f.prefetch, "workers": f.workers,
         "solo": solo.report(), "beside_flood": flood.report(),
         "p99_ratio": if solo_p99 > 0.0 { flood_p99 / solo_p99 } else { 0.0 },
@@ -110,8 +113,8 @@ async fn phases(store: &Store, f: &Fairness) -> anyhow::Result<(Phase, Phase, i6
     // Warm-up, untimed: the first jobs load the component and open pool connections.
     light_phase(store, f, 5.min(f.light)).await?;
     eprintln!(
-        "solo: {} light jobs of {} ms, one every {} ms",
-        f.light, f.light_ms, f.every_ms
+        "solo: {} light jobs, one every {} ms",
+        f.light, f.every_ms
     );
     let solo = light_phase(store, f, f.light).await?;
     eprintln!(
@@ -133,7 +136,7 @@ fn sleep_job(tenant: &str, ms: u64) -> NewJob {
     NewJob::new(tenant, SLEEP_TYPE, format!("{{\"ms\":{ms}}}").into_bytes())
 }
 
-/// Enqueues `count` light jobs at the fixed rate and waits until each has started.
+/// Enqueues `count` light jobs at the fixed rate and waits until each has run.
 async fn light_phase(store: &Store, f: &Fairness, count: usize) -> anyhow::Result<Phase> {
     let gap = Duration::from_millis(f.every_ms);
     let start = tokio::time::Instant::now();
@@ -143,7 +146,7 @@ async fn light_phase(store: &Store, f: &Fairness, count: usize) -> anyhow::Resul
         tokio::time::sleep_until(start + gap * i as u32).await;
         let sent = Instant::now();
         let id = store
-            .enqueue(&sleep_job(LIGHT_TENANT, f.light_ms))
+            .enqueue(&NewJob::new(LIGHT_TENANT, CLOCK_TYPE, b"{}".to_vec()))
             .await?
             .id;
         enqueue_ms.push(sent.elapsed().as_secs_f64() * 1e3);
@@ -158,20 +161,19 @@ async fn light_phase(store: &Store, f: &Fairness, count: usize) -> anyhow::Resul
                 .get(Some(LIGHT_TENANT), id)
                 .await?
                 .context("a light job vanished")?;
-            let first = store
-                .attempts(Some(LIGHT_TENANT), id)
-                .await?
-                .into_iter()
-                .next();
-            if let Some(attempt) = first {
-                let waited = attempt.started_at - job.created_at;
-                let waited = waited.num_microseconds().unwrap_or(i64::MAX) as f64 / 1e3;
+            if let Some(output) = &job.output {
+                let began_us: i64 = std::str::from_utf8(output)?
+                    .trim()
+                    .parse()
+                    .context("the clock sample's output is not a time")?;
+                let waited = began_us - job.created_at.timestamp_micros();
+                let waited = waited as f64 / 1e3;
                 latencies_ms.push(waited);
                 after_commit_ms.push((waited - rtt).max(0.0));
                 break;
             }
             if Instant::now() > deadline {
-                bail!("light job {id} did not start within a minute");
+                bail!("light job {id} did not run within a minute");
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }

@@ -89,8 +89,8 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = Prefetch::Fixed(64))]
         prefetch: Prefetch,
     },
-    /// A light tenant's start latency alone and beside another tenant's flood (`sleep`
-    /// jobs on both sides; latency = first attempt's start minus creation, database time).
+    /// A light tenant's start latency alone and beside another tenant's flood of `sleep`
+    /// jobs (light jobs run `clock`; latency = when its guest began minus creation).
     Fairness {
         /// Jobs the flood tenant queues.
         #[arg(long, default_value_t = 3_000)]
@@ -101,9 +101,6 @@ pub enum BenchCommand {
         /// Light jobs per phase (alone, then beside the flood).
         #[arg(long, default_value_t = 50)]
         light: usize,
-        /// Milliseconds each light job runs.
-        #[arg(long, default_value_t = 5)]
-        light_ms: u64,
         /// One light job every this many milliseconds.
         #[arg(long, default_value_t = 200)]
         every_ms: u64,
@@ -215,7 +212,6 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                     flood,
                     flood_ms,
                     light,
-                    light_ms,
                     every_ms,
                     concurrency,
                     prefetch,
@@ -229,15 +225,21 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                         epoch_tick,
                         ..Default::default()
                     })?;
-                    for tenant in [BENCH_TENANT, fairness::LIGHT_TENANT] {
-                        define_sample_for(&store, &sandbox, tenant, fairness::SLEEP_TYPE, &sleep)
-                            .await?;
-                    }
+                    let clock = read_sample(&args.samples, "clock.wasm")?;
+                    define_sample_for(&store, &sandbox, BENCH_TENANT, fairness::SLEEP_TYPE, &sleep)
+                        .await?;
+                    define_sample_for(
+                        &store,
+                        &sandbox,
+                        fairness::LIGHT_TENANT,
+                        fairness::CLOCK_TYPE,
+                        &clock,
+                    )
+                    .await?;
                     let f = fairness::Fairness {
                         flood,
                         flood_ms,
                         light,
-                        light_ms,
                         every_ms,
                         concurrency,
                         prefetch,
