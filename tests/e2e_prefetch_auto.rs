@@ -82,7 +82,7 @@ impl Worker {
     }
 }
 
-async fn count(pool: &PgPool, sql: &str) -> i64 {
+async fn count(pool: &PgPool, sql: &'static str) -> i64 {
     sqlx::query_scalar(sql).fetch_one(pool).await.unwrap()
 }
 
@@ -93,7 +93,7 @@ async fn echo_jobs(store: &Store, n: usize) {
     store.enqueue_many(&jobs).await.unwrap();
 }
 
-async fn wait_until(pool: &PgPool, sql: &str, at_least: i64, what: &str) {
+async fn wait_until(pool: &PgPool, sql: &'static str, at_least: i64, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while count(pool, sql).await < at_least {
         assert!(Instant::now() < deadline, "never: {what}");
@@ -127,7 +127,9 @@ async fn a_backlog_of_short_jobs_grows_a_queue_ahead_of_the_slots(pool: PgPool) 
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let summary = worker.stop().await;
-    println!("deepest queue aimed for: {deepest}; most jobs held at once: {most_held} (concurrency {CONCURRENCY})");
+    println!(
+        "deepest queue aimed for: {deepest}; most jobs held at once: {most_held} (concurrency {CONCURRENCY})"
+    );
     assert_eq!(summary.completed, 3_000, "every job ran once: {summary:?}");
     assert!(
         deepest > 0,
@@ -146,7 +148,13 @@ async fn long_jobs_among_short_ones_are_not_hoarded_by_one_worker(pool: PgPool) 
     // its queue is sized on short jobs when it reaches the long block.
     echo_jobs(&store, 600).await;
     let long: Vec<NewJob> = (0..LONG)
-        .map(|_| NewJob::new(TENANT, "sleep", format!("{{\"ms\":{LONG_MS}}}").into_bytes()))
+        .map(|_| {
+            NewJob::new(
+                TENANT,
+                "sleep",
+                format!("{{\"ms\":{LONG_MS}}}").into_bytes(),
+            )
+        })
         .collect();
     store.enqueue_many(&long).await.unwrap();
     echo_jobs(&store, 600).await;

@@ -112,10 +112,7 @@ pub async fn fairness(
 async fn phases(store: &Store, f: &Fairness) -> anyhow::Result<(Phase, Phase, i64)> {
     // Warm-up, untimed: the first jobs load the component and open pool connections.
     light_phase(store, f, 5.min(f.light)).await?;
-    eprintln!(
-        "solo: {} light jobs, one every {} ms",
-        f.light, f.every_ms
-    );
+    eprintln!("solo: {} light jobs, one every {} ms", f.light, f.every_ms);
     let solo = light_phase(store, f, f.light).await?;
     eprintln!(
         "flood: {} jobs of {} ms queued by {BENCH_TENANT}",

@@ -242,7 +242,11 @@ fn check_timings(args: &WorkerArgs) -> anyhow::Result<()> {
     // Heartbeats renew leases every third of the shorter one in use.
     let leases = [
         ("--lease", args.lease, true),
-        ("--prefetch-lease", args.prefetch_lease, args.prefetch.may_queue()),
+        (
+            "--prefetch-lease",
+            args.prefetch_lease,
+            args.prefetch.may_queue(),
+        ),
     ];
     for (flag, lease, used) in leases {
         if used && lease < Duration::from_secs(1) {

@@ -182,7 +182,10 @@ mod tests {
         assert!(q.take_newest(2).is_empty());
         q.push(job(6, "c"));
         assert_eq!(q.take_newest(0).len(), 0);
-        assert_eq!(q.take_newest(9).iter().map(|j| j.id).collect::<Vec<_>>(), vec![6]);
+        assert_eq!(
+            q.take_newest(9).iter().map(|j| j.id).collect::<Vec<_>>(),
+            vec![6]
+        );
         assert_eq!(q.len(), 0);
     }
 

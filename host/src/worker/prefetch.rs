@@ -95,6 +95,7 @@ pub(super) struct PrefetchSizer {
     rtt: Option<Duration>,
     window_start: Instant,
     window_completions: u32,
+    last_completion: Option<Instant>,
     claim_started: Option<Instant>,
     depth: usize,
 }
@@ -107,6 +108,7 @@ impl PrefetchSizer {
             rtt: None,
             window_start: now,
             window_completions: 0,
+            last_completion: None,
             claim_started: None,
             depth: match mode {
                 Prefetch::Auto => 0,
@@ -141,13 +143,14 @@ impl PrefetchSizer {
     /// `n` attempts left their slots (their guests are done).
     pub(super) fn completed(&mut self, n: u32, now: Instant) {
         self.window_completions += n;
+        self.last_completion = Some(now);
         self.resize(now);
     }
 
-    /// Closes the window if it is over, and sizes the queue from the averages. While a
-    /// window is still open, the rate it shows so far caps the average: when completions
-    /// stop (every slot holds a long job), the depth falls at the next look, without
-    /// waiting for a completion to close the window.
+    /// Closes the window if it is over, and sizes the queue from the averages. When no
+    /// completion has come for two windows (every slot holds a long job), one per that
+    /// gap caps the rate, so the depth falls at the next look without waiting for a
+    /// completion to close the window.
     fn resize(&mut self, now: Instant) {
         if self.mode != Prefetch::Auto {
             return;
@@ -163,15 +166,14 @@ impl PrefetchSizer {
             self.window_start = now;
             self.window_completions = 0;
         }
-        // A window open for two lengths means completions have thinned out: trust what
-        // it shows over the average.
-        let rate = if open >= 2 * WINDOW {
-            self.rate.min(so_far)
+        let gap = now.saturating_duration_since(self.last_completion.unwrap_or(self.window_start));
+        let rate = if gap >= 2 * WINDOW {
+            self.rate.min(1.0 / gap.as_secs_f64())
         } else {
             self.rate
         };
-        let horizon = (self.rtt.unwrap_or(MIN_HORIZON) * HORIZON_PER_RTT)
-            .clamp(MIN_HORIZON, MAX_HORIZON);
+        let horizon =
+            (self.rtt.unwrap_or(MIN_HORIZON) * HORIZON_PER_RTT).clamp(MIN_HORIZON, MAX_HORIZON);
         self.depth = ((rate * horizon.as_secs_f64()) as usize).min(MAX_AUTO_DEPTH);
     }
 

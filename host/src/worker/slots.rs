@@ -180,9 +180,9 @@ impl Slots {
 
     fn give_back(&mut self, ctx: &AttemptContext, jobs: Vec<ClaimedJob>, reason: &'static str) {
         for job in jobs {
-            let task = self
-                .tasks
-                .spawn(executor::release_unstarted(ctx.clone(), job.lease, reason));
+            let task =
+                self.tasks
+                    .spawn(executor::release_unstarted(ctx.clone(), job.lease, reason));
             self.task_jobs.insert(task.id(), job.id);
         }
     }
