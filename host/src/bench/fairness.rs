@@ -41,13 +41,16 @@ pub struct Fairness {
     pub workers: usize,
 }
 
-/// Start latencies of one phase, in milliseconds, sorted; and the same less each job's
+/// Start latencies of one phase, in milliseconds, sorted; the same less each job's
 /// enqueue round trip (what it waited once its enqueue had returned, so after its commit
-/// was durable: a slow fsync shows in the first, not in the second).
+/// was durable: a slow fsync shows in the first, not in the second); and how long each
+/// took to be claimed (its attempt's `started_at`, the figure before session 14: with a
+/// prefetch queue, a job is claimed before it starts).
 struct Phase {
     latencies_ms: Vec<f64>,
     after_commit_ms: Vec<f64>,
     enqueue_ms: Vec<f64>,
+    claimed_ms: Vec<f64>,
 }
 
 impl Phase {
@@ -64,6 +67,7 @@ impl Phase {
             "after_commit_max_ms": a.last().copied().unwrap_or(0.0),
             "enqueue_p99_ms": percentile(e, 99.0),
             "enqueue_max_ms": e.last().copied().unwrap_or(0.0),
+            "claimed_p99_ms": percentile(&self.claimed_ms, 99.0),
         })
     }
 }
@@ -152,6 +156,7 @@ async fn light_phase(store: &Store, f: &Fairness, count: usize) -> anyhow::Resul
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut latencies_ms = Vec::with_capacity(count);
     let mut after_commit_ms = Vec::with_capacity(count);
+    let mut claimed_ms = Vec::with_capacity(count);
     for (id, rtt) in ids.into_iter().zip(enqueue_ms.iter().copied()) {
         loop {
             let job = store
@@ -167,6 +172,10 @@ async fn light_phase(store: &Store, f: &Fairness, count: usize) -> anyhow::Resul
                 let waited = waited as f64 / 1e3;
                 latencies_ms.push(waited);
                 after_commit_ms.push((waited - rtt).max(0.0));
+                let attempts = store.attempts(Some(LIGHT_TENANT), id).await?;
+                let first = attempts.first().context("a job ran without an attempt")?;
+                let claimed = first.started_at - job.created_at;
+                claimed_ms.push(claimed.num_microseconds().unwrap_or(i64::MAX) as f64 / 1e3);
                 break;
             }
             if Instant::now() > deadline {
@@ -175,12 +184,18 @@ async fn light_phase(store: &Store, f: &Fairness, count: usize) -> anyhow::Resul
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
-    for v in [&mut latencies_ms, &mut after_commit_ms, &mut enqueue_ms] {
+    for v in [
+        &mut latencies_ms,
+        &mut after_commit_ms,
+        &mut enqueue_ms,
+        &mut claimed_ms,
+    ] {
         v.sort_by(f64::total_cmp);
     }
     Ok(Phase {
         latencies_ms,
         after_commit_ms,
         enqueue_ms,
+        claimed_ms,
     })
 }
