@@ -137,21 +137,23 @@ impl PrefetchSizer {
             None => took,
             Some(avg) => (avg * 3 + took) / 4,
         });
-        self.resize(now);
     }
 
     /// `n` attempts left their slots (their guests are done).
     pub(super) fn completed(&mut self, n: u32, now: Instant) {
         self.window_completions += n;
         self.last_completion = Some(now);
-        self.resize(now);
     }
 
-    /// Closes the window if it is over, and sizes the queue from the averages. When no
+    /// Re-sizes with the time that has passed: the loop calls it before sizing a claim
+    /// and at a stall check. Closes the window if it is over, and sizes the queue from
+    /// the averages (only
+    /// here: recording a completion or a round trip is a counter and a timestamp, so the
+    /// per-attempt path does no arithmetic). When no
     /// completion has come for two windows (every slot holds a long job), one per that
     /// gap caps the rate, so the depth falls at the next look without waiting for a
     /// completion to close the window.
-    fn resize(&mut self, now: Instant) {
+    pub(super) fn look(&mut self, now: Instant) {
         if self.mode != Prefetch::Auto {
             return;
         }
@@ -176,11 +178,6 @@ impl PrefetchSizer {
             (self.rtt.unwrap_or(MIN_HORIZON) * HORIZON_PER_RTT).clamp(MIN_HORIZON, MAX_HORIZON);
         self.depth = ((rate * horizon.as_secs_f64()) as usize).min(MAX_AUTO_DEPTH);
     }
-
-    /// Re-sizes with the time that has passed (the loop calls it before sizing a claim).
-    pub(super) fn look(&mut self, now: Instant) {
-        self.resize(now);
-    }
 }
 
 #[cfg(test)]
@@ -195,6 +192,7 @@ mod tests {
         for i in 0..ms {
             let now = start + MS * i;
             if i % 10 == 0 {
+                sizer.look(now);
                 sizer.claim_sent(now);
                 sizer.claim_returned(now + rtt);
             }
@@ -262,6 +260,7 @@ mod tests {
         // 16 slots of 2 s jobs: 8 completions a second, one every 125 ms.
         for i in 0..40u32 {
             let at = now + 125 * MS * i;
+            sizer.look(at);
             sizer.claim_sent(at);
             sizer.claim_returned(at + 2 * MS);
             sizer.completed(1, at);

@@ -126,9 +126,10 @@ impl Slots {
 
     /// Starts queued jobs while fewer than `concurrency` are executing.
     pub(super) fn start_queued(&mut self, ctx: &AttemptContext, concurrency: usize) {
+        let mut started = false;
         while self.executing < concurrency {
             let Some(job) = self.queued.pop() else {
-                return;
+                break;
             };
             let Some(held) = self.running.get_mut(&job.id) else {
                 self.queued.finished(&job.tenant);
@@ -136,7 +137,7 @@ impl Slots {
             };
             held.phase = Phase::Executing;
             self.executing += 1;
-            self.last_start = Instant::now();
+            started = true;
             let executing = Executing::new(self.ran_tx.clone(), job.id);
             let job_id = job.id;
             let task = self.tasks.spawn(executor::run_attempt(
@@ -146,6 +147,9 @@ impl Slots {
                 executing,
             ));
             self.task_jobs.insert(task.id(), job_id);
+        }
+        if started {
+            self.last_start = Instant::now();
         }
     }
 
