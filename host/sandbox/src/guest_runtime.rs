@@ -2,7 +2,9 @@
 //! once (the pooling allocator is sized to the same number).
 //!
 //! A busy guest occupies one of these worker threads, never the caller's runtime, so the
-//! host's claim loop and heartbeats keep their latency. Must not know what a guest is: it
+//! host's claim loop and heartbeats keep their latency. Busy guests take turns a slice
+//! (epoch tick) at a time, and a guest that has just started goes first: new attempts
+//! arrive on the runtime's shared queue, which each thread checks at every turn. Must not know what a guest is: it
 //! runs futures and hands out slots.
 
 use std::future::Future;
@@ -23,6 +25,12 @@ impl GuestRuntime {
     pub(crate) fn new(threads: usize, slots: u32) -> anyhow::Result<GuestRuntime> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads.max(1))
+            // Check the shared (injection) queue, where `spawn` from the host's runtime
+            // puts a new attempt, before the thread's own queue of yielded busy guests
+            // at every turn. Tokio's default checks it every 2 to 127 turns: behind
+            // spinning guests that is up to a slice per turn before a new guest starts
+            // (issue #22, docs/fairness.md).
+            .global_queue_interval(1)
             .thread_name("sluice-guest")
             .enable_time()
             // Guests' outbound HTTP (contract 0.2) runs its sockets here.

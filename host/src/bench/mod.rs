@@ -136,6 +136,9 @@ pub struct BenchArgs {
     /// guest yields its thread to the next), e.g. `10ms`; default: the sandbox's.
     #[arg(long, value_parser = crate::units::parse_duration, global = true)]
     pub epoch_tick: Option<std::time::Duration>,
+    /// The sandbox's guest threads, as `sluice worker --guest-threads` (default: CPUs).
+    #[arg(long, global = true, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub guest_threads: Option<u16>,
 }
 
 pub const BENCH_TENANT: &str = "bench";
@@ -153,8 +156,12 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
             store.create_tenant(BENCH_TENANT).await?;
             let defaults = SandboxConfig::default();
             let epoch_tick = args.epoch_tick.unwrap_or(defaults.epoch_tick);
+            let guest_threads = args
+                .guest_threads
+                .map_or(defaults.guest_threads, usize::from);
             let sandbox = Sandbox::new(SandboxConfig {
                 epoch_tick,
+                guest_threads,
                 ..defaults
             })?;
             define_sample(&store, &sandbox, "echo", &echo).await?;
@@ -223,6 +230,7 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                     let sandbox = Sandbox::new(SandboxConfig {
                         max_concurrency: slots,
                         epoch_tick,
+                        guest_threads,
                         ..Default::default()
                     })?;
                     let clock = read_sample(&args.samples, "clock.wasm")?;

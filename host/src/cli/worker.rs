@@ -20,6 +20,12 @@ pub struct WorkerArgs {
     /// Attempts run at once.
     #[arg(long, default_value_t = 8)]
     pub concurrency: usize,
+    /// Threads that execute guest code (default: one per CPU). Attempts beyond this
+    /// many take turns on them, an epoch tick at a time. On a machine that also runs
+    /// PostgreSQL, fewer leaves CPU for the database when the guests are busy
+    /// (docs/fleet.md).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub guest_threads: Option<u16>,
     /// Jobs claimed ahead of free slots and queued in this worker, so a slot refills
     /// without waiting for a claim. They hold leases like running jobs (heartbeated,
     /// released on shutdown, reaped if the worker dies). `auto`: sized from the
@@ -110,6 +116,9 @@ pub async fn run(
     let worker_id = args.worker_id.clone().unwrap_or_else(default_worker_id);
     let sandbox = Sandbox::new(SandboxConfig {
         max_concurrency: args.concurrency as u32,
+        guest_threads: args
+            .guest_threads
+            .map_or(SandboxConfig::default().guest_threads, usize::from),
         cache_dir: Some(args.cache_dir.clone().unwrap_or_else(default_cache_dir)),
         max_contract: args.max_contract.unwrap_or(Contract::NEWEST),
         egress,
@@ -364,5 +373,25 @@ mod tests {
         );
         let lease = check(&["--lease", "500ms"]).unwrap_err();
         assert!(lease.starts_with("--lease"), "{lease}");
+    }
+
+    #[test]
+    fn guest_threads_take_a_positive_count_and_name_anything_else() {
+        let parse = |value: &str| {
+            let flag = format!("--guest-threads={value}");
+            Worker::try_parse_from(["worker", flag.as_str()]).map(|w| w.args.guest_threads)
+        };
+        assert_eq!(parse("1").unwrap(), Some(1));
+        assert_eq!(
+            Worker::try_parse_from(["worker"])
+                .unwrap()
+                .args
+                .guest_threads,
+            None
+        );
+        for bad in ["0", "-1", "two", "5000"] {
+            let error = parse(bad).unwrap_err().to_string();
+            assert!(error.contains("--guest-threads"), "{bad}: {error}");
+        }
     }
 }
