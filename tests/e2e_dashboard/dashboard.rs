@@ -172,6 +172,25 @@ impl Browser {
         }
     }
 
+    /// Waits until the page is `path` with every one of `query` in its query string.
+    /// For a form that submits to the page it is on, where [`Browser::wait_for_path`]
+    /// would be satisfied by the page before the submission.
+    pub async fn wait_for_query(&self, path: &str, query: &[&str], limit: Duration) {
+        let deadline = Instant::now() + limit;
+        loop {
+            let current = self.path().await;
+            let (at, q) = current.split_once('?').unwrap_or((current.as_str(), ""));
+            if at == path && query.iter().all(|part| q.split('&').any(|p| p == *part)) {
+                return;
+            }
+            if Instant::now() >= deadline {
+                self.screenshot("timeout-query").await;
+                panic!("still on {current}, not {path} with {query:?}, after {limit:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// The ids of the rows of `table#jobs`, in page order.
     pub async fn listed_jobs(&self) -> Vec<i64> {
         self.attrs_of("table#jobs tr[data-job-id]", "data-job-id")

@@ -77,7 +77,9 @@ async fn a_tenant_signs_in_reads_its_dead_jobs_and_retries_them(pool: PgPool) {
         .await;
     browser.set_field("form#filter", "type", "flaky").await;
     browser.click("form#filter #apply-filter").await;
-    browser.wait_for_path("/ui/jobs", SHORT).await;
+    browser
+        .wait_for_query("/ui/jobs", &["state=dead", "type=flaky"], SHORT)
+        .await;
     let query = browser.path().await;
     assert!(
         query.contains("state=dead") && query.contains("type=flaky"),
