@@ -155,27 +155,17 @@ impl Browser {
 
     /// Polls until the current path (without the query) is `path`.
     pub async fn wait_for_path(&self, path: &str, limit: Duration) {
-        let deadline = Instant::now() + limit;
-        loop {
-            let current = self.path().await;
-            if current.split('?').next() == Some(path) {
-                return;
-            }
-            if Instant::now() >= deadline {
-                self.screenshot("timeout-path").await;
-                panic!(
-                    "still on {current}, not {path}, after {limit:?}:\n{}",
-                    self.body_text().await
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        self.wait_for_url(path, &[], limit).await;
     }
 
     /// Waits until the page is `path` with every one of `query` in its query string.
     /// For a form that submits to the page it is on, where [`Browser::wait_for_path`]
     /// would be satisfied by the page before the submission.
     pub async fn wait_for_query(&self, path: &str, query: &[&str], limit: Duration) {
+        self.wait_for_url(path, query, limit).await;
+    }
+
+    async fn wait_for_url(&self, path: &str, query: &[&str], limit: Duration) {
         let deadline = Instant::now() + limit;
         loop {
             let current = self.path().await;
@@ -184,8 +174,11 @@ impl Browser {
                 return;
             }
             if Instant::now() >= deadline {
-                self.screenshot("timeout-query").await;
-                panic!("still on {current}, not {path} with {query:?}, after {limit:?}");
+                self.screenshot("timeout-path").await;
+                panic!(
+                    "still on {current}, not {path} with {query:?}, after {limit:?}:\n{}",
+                    self.body_text().await
+                );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }

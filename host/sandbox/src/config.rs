@@ -61,7 +61,8 @@ impl Default for SandboxConfig {
             guest_threads: cpus,
             // 2 ms, not 10: with more busy guests than guest threads, a new attempt (a
             // light tenant's job beside a flood) waits for a slice to end before it runs.
-            // Measured in docs/fairness.md (session 15); the drain did not slow down.
+            // Measured in docs/fairness.md (session 15); the drain's A/B (a few percent at
+            // most, within the noise) is in docs/benchmarks.md.
             epoch_tick: Duration::from_millis(2),
             cache_dir: None,
             max_memory_bytes: 1024 * MIB,

@@ -4,8 +4,8 @@
 //! A busy guest occupies one of these worker threads, never the caller's runtime, so the
 //! host's claim loop and heartbeats keep their latency. Busy guests take turns a slice
 //! (epoch tick) at a time, and a guest that has just started goes first: new attempts
-//! arrive on the runtime's shared queue, which each thread checks at every turn. Must not know what a guest is: it
-//! runs futures and hands out slots.
+//! arrive on the runtime's shared queue, which each thread checks at every turn. Must
+//! not know what a guest is: it runs futures and hands out slots.
 
 use std::future::Future;
 use std::sync::Arc;
