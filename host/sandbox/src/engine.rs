@@ -1,4 +1,4 @@
-//! The host's single `wasmtime::Engine` and the thread that ticks its epoch.
+//! The host's single `wasmtime::Engine` (its epoch is ticked by `epoch_ticker`).
 //!
 //! Owns every engine-wide choice: Cranelift, component model, pooling allocator sized to
 //! the configured concurrency, copy-on-write memory images, fuel, epoch interruption,
@@ -6,9 +6,6 @@
 //! per-attempt state (that is `store.rs`).
 
 use std::num::NonZeroUsize;
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::thread::JoinHandle;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use wasmtime::{
@@ -138,61 +135,4 @@ fn pool_config(cfg: &SandboxConfig) -> anyhow::Result<PoolingAllocationConfig> {
         .table_keep_resident(KEEP_RESIDENT)
         .async_stack_keep_resident(STACK_KEEP_RESIDENT);
     Ok(p)
-}
-
-/// Increments the engine's epoch every tick until dropped.
-pub(crate) struct EpochTicker {
-    stop: Option<mpsc::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl EpochTicker {
-    pub(crate) fn start(engine: &Engine, tick: Duration) -> anyhow::Result<EpochTicker> {
-        anyhow::ensure!(!tick.is_zero(), "epoch_tick must be positive");
-        let (stop, stopped) = mpsc::channel::<()>();
-        let engine = engine.weak();
-        let thread = std::thread::Builder::new()
-            .name("sluice-epoch".into())
-            .spawn(move || {
-                // Ends when the sender is dropped (or the engine is gone).
-                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(tick) {
-                    match engine.upgrade() {
-                        Some(engine) => engine.increment_epoch(),
-                        None => break,
-                    }
-                }
-            })
-            .context("spawn the epoch ticker thread")?;
-        Ok(EpochTicker {
-            stop: Some(stop),
-            thread: Some(thread),
-        })
-    }
-}
-
-impl Drop for EpochTicker {
-    fn drop(&mut self) {
-        drop(self.stop.take());
-        if let Some(thread) = self.thread.take() {
-            // Wakes within one tick; a panic in the ticker has nothing left to clean up.
-            let _ = thread.join();
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ticker_stops_when_dropped() {
-        let engine = build_engine(&SandboxConfig {
-            max_concurrency: 1,
-            ..SandboxConfig::default()
-        })
-        .unwrap();
-        let ticker = EpochTicker::start(&engine, Duration::from_millis(1)).unwrap();
-        std::thread::sleep(Duration::from_millis(30));
-        drop(ticker); // joins the thread
-    }
 }

@@ -10,7 +10,7 @@
 //! ```
 //!
 //! Module map (each file says what it owns and must not do): `sandbox` (front door),
-//! `config`, `engine` (Engine + epoch ticker), `guest_runtime`, `component` (cache,
+//! `config`, `engine` (Engine), `epoch_ticker` (ticks while attempts run), `guest_runtime`, `component` (cache,
 //! `TaskComponent`), `validate`, `run_signature`, `disk_cache`, `host_imports` (bindgen +
 //! `sluice:task/host` of each contract), `contract` (versions, found from imports),
 //! `grants` (what an attempt may reach), `follow_ups` (`sluice:task/jobs`),
@@ -30,6 +30,7 @@ mod contract;
 mod disk_cache;
 mod egress_hooks;
 mod engine;
+mod epoch_ticker;
 mod error;
 mod follow_ups;
 mod grants;

@@ -16,7 +16,8 @@ use sluice_egress::{Connector, ConnectorConfig};
 use crate::component::{CacheStats, ComponentCache, ComponentInfo, TaskComponent, sha256_hex};
 use crate::config::{Limits, SandboxConfig};
 use crate::disk_cache::DiskCache;
-use crate::engine::{EpochTicker, build_engine, to_anyhow};
+use crate::engine::{build_engine, to_anyhow};
+use crate::epoch_ticker::EpochTicker;
 use crate::error::{SandboxError, ValidationError};
 use crate::grants::Grants;
 use crate::guest_runtime::GuestRuntime;
@@ -41,7 +42,7 @@ struct Inner {
     connector: Connector,
     cache: ComponentCache,
     guests: GuestRuntime,
-    _ticker: EpochTicker,
+    ticker: EpochTicker,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -84,7 +85,7 @@ impl Sandbox {
                 linker,
                 connector,
                 guests,
-                _ticker: ticker,
+                ticker,
             }),
         })
     }
@@ -206,10 +207,14 @@ impl Sandbox {
             follow_ups,
             secrets,
         };
+        // The epoch ticks from before the store exists until after it is gone: the
+        // guest's timeout and cancel checks, and its yields, ride on those ticks.
+        let awake = self.inner.ticker.awake();
         let attempt = run::run_attempt(component.clone(), job, limits, reach, cancel, tick);
         let handle = self.inner.guests.spawn(async move {
             let report = attempt.await;
             drop(slot); // after the store (inside `attempt`) is gone
+            drop(awake);
             report
         });
         let Some(handle) = handle else {
