@@ -35,6 +35,31 @@ async fn timeout_is_enforced_within_bounds() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guest_that_spins_after_an_idle_spell_is_still_timed_out() {
+    // The epoch ticker sleeps while no attempt runs: the next attempt must wake it before
+    // its guest spins, or nothing would ever interrupt the guest.
+    let sb = sandbox();
+    let spin = prepare(&sb, "spin-forever");
+    let limits = Limits {
+        timeout: Some(Duration::from_millis(200)),
+        fuel: 0,
+        ..limits()
+    };
+    for _ in 0..2 {
+        assert_still_works(&sb).await;
+        tokio::time::sleep(Duration::from_millis(100)).await; // the ticker goes back to sleep
+        let attempt = sb.run(&spin, job(""), &limits, CancellationToken::new());
+        let report = tokio::time::timeout(Duration::from_secs(10), attempt)
+            .await
+            .expect("a spinning guest after an idle spell was never interrupted");
+        assert_eq!(
+            report.outcome,
+            Outcome::Failed(Failure::Timeout(Duration::from_millis(200)))
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_stops_a_spinning_guest_quickly() {
     let sb = sandbox();
     let spin = prepare(&sb, "spin-forever");
