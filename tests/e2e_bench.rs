@@ -128,3 +128,47 @@ async fn sandbox_reports_instantiate_and_call_figures(pool: PgPool) {
     );
     assert!(out["fuel_per_call"].as_u64().unwrap() > 0, "{out}");
 }
+
+/// `bench fairness` (issue #22): both phases report every light job, the flood phase's
+/// first one apart, and the target as the issue defines it.
+#[sqlx::test(migrations = false)]
+async fn fairness_reports_both_phases_and_the_first_light_job_apart(pool: PgPool) {
+    let sluice = Sluice::new(&pool);
+    let out = bench(
+        &sluice,
+        &[
+            "fairness",
+            "--flood",
+            "60",
+            "--flood-ms",
+            "5",
+            "--light",
+            "4",
+            "--every-ms",
+            "30",
+            "--concurrency",
+            "2",
+        ],
+    );
+    assert_eq!(out["cmd"], "fairness", "{out}");
+    for phase in ["solo", "beside_flood"] {
+        let p = &out[phase];
+        assert_eq!(p["jobs"], 4, "{out}");
+        let (first, max) = (
+            p["first_ms"].as_f64().unwrap(),
+            p["max_ms"].as_f64().unwrap(),
+        );
+        let rest = p["p99_after_first_ms"].as_f64().unwrap();
+        assert!(first > 0.0 && first <= max && rest <= max, "{phase}: {out}");
+        assert!(
+            first == max || rest == max,
+            "the max is the first or one of the rest: {out}"
+        );
+    }
+    let solo_p99 = out["solo"]["p99_ms"].as_f64().unwrap();
+    let target = out["target_p99_ms"].as_f64().unwrap();
+    assert!(
+        (target - (5.0 + solo_p99)).abs() < 1e-6,
+        "D + solo p99: {out}"
+    );
+}

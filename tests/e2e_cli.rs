@@ -3,6 +3,8 @@
 
 mod support;
 
+#[path = "e2e_cli/autogroup.rs"]
+mod autogroup;
 #[path = "e2e_cli/edges.rs"]
 mod edges;
 

@@ -2,6 +2,7 @@
 //! command line. SQL lives in `sluice-store`, wasmtime in `sluice-sandbox`; this crate
 //! holds neither.
 
+pub mod autogroup;
 pub mod bench;
 pub mod cli;
 pub mod grants;

@@ -46,8 +46,14 @@ pub struct Fairness {
 /// was durable: a slow fsync shows in the first, not in the second); and how long each
 /// took to be claimed (its attempt's `started_at`, the figure before session 14: with a
 /// prefetch queue, a job is claimed before it starts).
+///
+/// The first light job of the flood phase is enqueued right after the flood, the moment
+/// the flood takes every slot at once: it waits for the flood's first job to end, and
+/// `first_ms` / `p99_after_first_ms` tell that moment apart from the running flood.
 struct Phase {
     latencies_ms: Vec<f64>,
+    first_ms: f64,
+    after_first_ms: Vec<f64>,
     after_commit_ms: Vec<f64>,
     enqueue_ms: Vec<f64>,
     claimed_ms: Vec<f64>,
@@ -63,6 +69,8 @@ impl Phase {
             "p50_ms": percentile(l, 50.0),
             "p99_ms": percentile(l, 99.0),
             "max_ms": l.last().copied().unwrap_or(0.0),
+            "first_ms": self.first_ms,
+            "p99_after_first_ms": percentile(&self.after_first_ms, 99.0),
             "after_commit_p99_ms": percentile(a, 99.0),
             "after_commit_max_ms": a.last().copied().unwrap_or(0.0),
             "enqueue_p99_ms": percentile(e, 99.0),
@@ -184,8 +192,11 @@ async fn light_phase(store: &Store, f: &Fairness, count: usize) -> anyhow::Resul
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
+    let first_ms = latencies_ms.first().copied().unwrap_or(0.0);
+    let mut after_first_ms = latencies_ms.get(1..).unwrap_or_default().to_vec();
     for v in [
         &mut latencies_ms,
+        &mut after_first_ms,
         &mut after_commit_ms,
         &mut enqueue_ms,
         &mut claimed_ms,
@@ -194,6 +205,8 @@ async fn light_phase(store: &Store, f: &Fairness, count: usize) -> anyhow::Resul
     }
     Ok(Phase {
         latencies_ms,
+        first_ms,
+        after_first_ms,
         after_commit_ms,
         enqueue_ms,
         claimed_ms,

@@ -139,11 +139,19 @@ pub struct BenchArgs {
     /// The sandbox's guest threads, as `sluice worker --guest-threads` (default: CPUs).
     #[arg(long, global = true, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub guest_threads: Option<u16>,
+    /// As `sluice worker --autogroup-nice`: the whole bench process (its workers and
+    /// its enqueuers) at this autogroup nice; run it under `setsid`.
+    #[arg(long, global = true, value_name = "NICE", value_parser = clap::value_parser!(u8).range(1..=19))]
+    pub autogroup_nice: Option<u8>,
 }
 
 pub const BENCH_TENANT: &str = "bench";
 
 pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_json::Value> {
+    if let Some(nice) = args.autogroup_nice {
+        let now = crate::autogroup::set_nice(nice)?;
+        eprintln!("autogroup: {now}");
+    }
     let echo = read_sample(&args.samples, "echo.wasm")?;
     match args.command {
         BenchCommand::Sandbox { iterations } => {

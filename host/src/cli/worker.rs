@@ -26,6 +26,12 @@ pub struct WorkerArgs {
     /// (docs/fleet.md).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub guest_threads: Option<u16>,
+    /// Lower this worker's CPU weight against other sessions' processes (Linux
+    /// autogroup nice, 1–19), so that a PostgreSQL on the same machine is not kept
+    /// waiting by busy guests. Needs the worker in its own session (`setsid sluice
+    /// worker ...`); under systemd or Docker use their CPU weight instead (docs/fleet.md).
+    #[arg(long, value_name = "NICE", value_parser = clap::value_parser!(u8).range(1..=19))]
+    pub autogroup_nice: Option<u8>,
     /// Jobs claimed ahead of free slots and queued in this worker, so a slot refills
     /// without waiting for a claim. They hold leases like running jobs (heartbeated,
     /// released on shutdown, reaped if the worker dies). `auto`: sized from the
@@ -108,6 +114,10 @@ pub async fn run(
     args: WorkerArgs,
 ) -> anyhow::Result<()> {
     check_timings(&args)?;
+    if let Some(nice) = args.autogroup_nice {
+        let now = crate::autogroup::set_nice(nice)?;
+        tracing::info!(autogroup = %now, "lowered this worker's CPU weight against other sessions");
+    }
     let egress = egress_config(global, &args)?;
     let keyring = global.keyring()?;
     store.check_schema().await?;
