@@ -159,20 +159,27 @@ impl PrefetchSizer {
         }
         let open = now.saturating_duration_since(self.window_start);
         let so_far = f64::from(self.window_completions) / open.as_secs_f64().max(1e-6);
+        let mut rate = self.rate;
         if open >= WINDOW {
             self.rate = if self.rate == 0.0 {
                 so_far
             } else {
                 (self.rate + so_far) / 2.0
             };
+            rate = self.rate;
             self.window_start = now;
             self.window_completions = 0;
+        } else if open >= MIN_HORIZON {
+            // A rate rising within the window counts at once (a worker that has just
+            // met a backlog grows its queue in milliseconds, not windows); a falling one
+            // waits for the window to close.
+            rate = rate.max(so_far);
         }
         let gap = now.saturating_duration_since(self.last_completion.unwrap_or(self.window_start));
         let rate = if gap >= 2 * WINDOW {
-            self.rate.min(1.0 / gap.as_secs_f64())
+            rate.min(1.0 / gap.as_secs_f64())
         } else {
-            self.rate
+            rate
         };
         let horizon =
             (self.rtt.unwrap_or(MIN_HORIZON) * HORIZON_PER_RTT).clamp(MIN_HORIZON, MAX_HORIZON);
@@ -243,6 +250,18 @@ mod tests {
         run(&mut sizer, now + 500 * MS, 500, 10, 40 * MS);
         let depth = sizer.depth();
         assert!((800..=MAX_AUTO_DEPTH).contains(&depth), "{depth}");
+    }
+
+    #[test]
+    fn a_backlog_met_mid_window_grows_the_queue_within_milliseconds() {
+        let now = Instant::now();
+        let mut sizer = PrefetchSizer::new(Prefetch::Auto, now);
+        // 12 ms of 10 completions a millisecond, claims of 5 ms: the 50 ms window is
+        // still open, but the rising rate counts already (4 × 5 ms of 10k/s).
+        run(&mut sizer, now, 12, 10, 5 * MS);
+        sizer.look(now + 12 * MS);
+        let depth = sizer.depth();
+        assert!((150..=250).contains(&depth), "{depth}");
     }
 
     #[test]
