@@ -97,11 +97,15 @@ pub(super) struct PrefetchSizer {
     window_completions: u32,
     last_completion: Option<Instant>,
     claim_started: Option<Instant>,
+    /// Completions a window must hold before its rising rate counts early: twice the
+    /// slots, which long jobs cannot reach (each slot ends at most one of them per
+    /// window), so a burst of long jobs ending together is averaged over the window.
+    early_after: u32,
     depth: usize,
 }
 
 impl PrefetchSizer {
-    pub(super) fn new(mode: Prefetch, now: Instant) -> PrefetchSizer {
+    pub(super) fn new(mode: Prefetch, concurrency: usize, now: Instant) -> PrefetchSizer {
         PrefetchSizer {
             mode,
             rate: 0.0,
@@ -110,6 +114,7 @@ impl PrefetchSizer {
             window_completions: 0,
             last_completion: None,
             claim_started: None,
+            early_after: u32::try_from(concurrency.saturating_mul(2)).unwrap_or(u32::MAX),
             depth: match mode {
                 Prefetch::Auto => 0,
                 Prefetch::Fixed(n) => n,
@@ -169,10 +174,10 @@ impl PrefetchSizer {
             rate = self.rate;
             self.window_start = now;
             self.window_completions = 0;
-        } else if open >= MIN_HORIZON {
+        } else if open >= MIN_HORIZON && self.window_completions >= self.early_after {
             // A rate rising within the window counts at once (a worker that has just
-            // met a backlog grows its queue in milliseconds, not windows); a falling one
-            // waits for the window to close.
+            // met a backlog of short jobs grows its queue in milliseconds, not windows);
+            // a falling one waits for the window to close.
             rate = rate.max(so_far);
         }
         let gap = now.saturating_duration_since(self.last_completion.unwrap_or(self.window_start));
@@ -224,24 +229,24 @@ mod tests {
     #[test]
     fn a_fixed_depth_never_moves() {
         let now = Instant::now();
-        let mut sizer = PrefetchSizer::new(Prefetch::Fixed(64), now);
+        let mut sizer = PrefetchSizer::new(Prefetch::Fixed(64), 16, now);
         run(&mut sizer, now, 500, 20, 5 * MS);
         assert_eq!(sizer.depth(), 64);
-        let mut none = PrefetchSizer::new(Prefetch::Fixed(0), now);
+        let mut none = PrefetchSizer::new(Prefetch::Fixed(0), 16, now);
         run(&mut none, now, 500, 20, 5 * MS);
         assert_eq!(none.depth(), 0);
     }
 
     #[test]
     fn auto_starts_with_no_queue() {
-        let sizer = PrefetchSizer::new(Prefetch::Auto, Instant::now());
+        let sizer = PrefetchSizer::new(Prefetch::Auto, 16, Instant::now());
         assert_eq!(sizer.depth(), 0);
     }
 
     #[test]
     fn short_jobs_grow_the_queue_to_cover_the_claim_round_trip() {
         let now = Instant::now();
-        let mut sizer = PrefetchSizer::new(Prefetch::Auto, now);
+        let mut sizer = PrefetchSizer::new(Prefetch::Auto, 16, now);
         // 10 completions a millisecond (10k/s), claims taking 5 ms: 4 × 5 ms = 20 ms.
         run(&mut sizer, now, 500, 10, 5 * MS);
         let depth = sizer.depth();
@@ -255,7 +260,7 @@ mod tests {
     #[test]
     fn a_backlog_met_mid_window_grows_the_queue_within_milliseconds() {
         let now = Instant::now();
-        let mut sizer = PrefetchSizer::new(Prefetch::Auto, now);
+        let mut sizer = PrefetchSizer::new(Prefetch::Auto, 16, now);
         // 12 ms of 10 completions a millisecond, claims of 5 ms: the 50 ms window is
         // still open, but the rising rate counts already (4 × 5 ms of 10k/s).
         run(&mut sizer, now, 12, 10, 5 * MS);
@@ -265,9 +270,24 @@ mod tests {
     }
 
     #[test]
+    fn long_jobs_ending_together_early_in_a_window_get_no_early_queue() {
+        let now = Instant::now();
+        let mut sizer = PrefetchSizer::new(Prefetch::Auto, 16, now);
+        // All 16 slots' long jobs end within the first 10 ms of a window: 1,600/s over
+        // those 10 ms, 320/s over the window. Only the window's figure counts.
+        sizer.claim_sent(now);
+        sizer.claim_returned(now + 2 * MS);
+        sizer.completed(16, now + 9 * MS);
+        sizer.look(now + 10 * MS);
+        assert_eq!(sizer.depth(), 0, "the early figure must not count");
+        sizer.look(now + 50 * MS);
+        assert!(sizer.depth() <= 3, "{}", sizer.depth());
+    }
+
+    #[test]
     fn the_depth_never_passes_its_bound() {
         let now = Instant::now();
-        let mut sizer = PrefetchSizer::new(Prefetch::Auto, now);
+        let mut sizer = PrefetchSizer::new(Prefetch::Auto, 16, now);
         run(&mut sizer, now, 500, 200, 50 * MS);
         assert_eq!(sizer.depth(), MAX_AUTO_DEPTH);
     }
@@ -275,7 +295,7 @@ mod tests {
     #[test]
     fn long_jobs_get_no_queue() {
         let now = Instant::now();
-        let mut sizer = PrefetchSizer::new(Prefetch::Auto, now);
+        let mut sizer = PrefetchSizer::new(Prefetch::Auto, 16, now);
         // 16 slots of 2 s jobs: 8 completions a second, one every 125 ms.
         for i in 0..40u32 {
             let at = now + 125 * MS * i;
@@ -290,7 +310,7 @@ mod tests {
     #[test]
     fn when_completions_stop_the_queue_shrinks_at_the_next_look() {
         let now = Instant::now();
-        let mut sizer = PrefetchSizer::new(Prefetch::Auto, now);
+        let mut sizer = PrefetchSizer::new(Prefetch::Auto, 16, now);
         run(&mut sizer, now, 300, 10, 5 * MS);
         assert!(sizer.depth() > 100, "{}", sizer.depth());
         // Every slot now holds a long job: nothing completes for a second.

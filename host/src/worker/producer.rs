@@ -101,7 +101,7 @@ impl Producer {
         let heartbeat_every = config.claim_lease() / 3;
         Producer {
             plan: ClaimPlan::new(now),
-            sizer: PrefetchSizer::new(config.prefetch, now),
+            sizer: PrefetchSizer::new(config.prefetch, config.concurrency, now),
             idle: IdleSchedule::new(config.idle),
             heartbeat_every,
             next_heartbeat: now + heartbeat_every,
