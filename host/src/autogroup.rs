@@ -25,15 +25,26 @@ pub enum AutogroupError {
          lowered too; start it in its own session: setsid sluice ..."
     )]
     SharedSession { session: u32, pid: u32 },
-    #[error("--autogroup-nice: cannot set it: {0}")]
-    Write(std::io::Error),
+    #[error(
+        "--autogroup-nice: cannot {what} {path}: {source}; without it, give the worker a \
+         lower CPU weight through its service manager (systemd: CPUWeight=)"
+    )]
+    Proc {
+        what: &'static str,
+        path: String,
+        source: std::io::Error,
+    },
 }
 
-/// Sets this process's autogroup to `nice` (0–19: higher yields more of the CPU to other
+/// Sets this process's autogroup to `nice` (1–19: higher yields more of the CPU to other
 /// sessions' processes); returns what the kernel reports afterwards, e.g.
 /// `/autogroup-812 nice 10`.
 pub fn set_nice(nice: u8) -> Result<String, AutogroupError> {
-    let proc = Path::new("/proc");
+    set_nice_in(Path::new("/proc"), std::process::id(), nice)
+}
+
+/// [`set_nice`] for process `pid` whose `/proc` is at `proc` (a folder of files in tests).
+fn set_nice_in(proc: &Path, pid: u32, nice: u8) -> Result<String, AutogroupError> {
     let enabled = std::fs::read_to_string(proc.join("sys/kernel/sched_autogroup_enabled"))
         .map_err(|e| AutogroupError::Unavailable(format!("kernel.sched_autogroup_enabled: {e}")))?;
     if enabled.trim() != "1" {
@@ -41,15 +52,23 @@ pub fn set_nice(nice: u8) -> Result<String, AutogroupError> {
             "kernel.sched_autogroup_enabled is 0".into(),
         ));
     }
-    let stat = std::fs::read_to_string(proc.join("self/stat")).map_err(AutogroupError::Write)?;
-    let pid = std::process::id();
-    let session = session_of(&stat).unwrap_or(0);
+    let io = |what, path: &Path| {
+        let path = path.display().to_string();
+        move |source| AutogroupError::Proc { what, path, source }
+    };
+    let stat_path = proc.join("self/stat");
+    let stat = std::fs::read_to_string(&stat_path).map_err(io("read", &stat_path))?;
+    let session = session_of(&stat).ok_or_else(|| AutogroupError::Proc {
+        what: "find the session in",
+        path: stat_path.display().to_string(),
+        source: std::io::Error::other("unexpected format"),
+    })?;
     if session != pid {
         return Err(AutogroupError::SharedSession { session, pid });
     }
     let autogroup = proc.join("self/autogroup");
-    std::fs::write(&autogroup, nice.to_string()).map_err(AutogroupError::Write)?;
-    let now = std::fs::read_to_string(&autogroup).map_err(AutogroupError::Write)?;
+    std::fs::write(&autogroup, nice.to_string()).map_err(io("write", &autogroup))?;
+    let now = std::fs::read_to_string(&autogroup).map_err(io("read", &autogroup))?;
     Ok(now.trim().to_owned())
 }
 
@@ -89,7 +108,67 @@ mod tests {
         match error {
             AutogroupError::SharedSession { .. } => assert!(text.contains("setsid"), "{text}"),
             AutogroupError::Unavailable(_) => assert!(text.contains("CPUWeight"), "{text}"),
-            AutogroupError::Write(_) => panic!("nothing may be written: {text}"),
+            AutogroupError::Proc { .. } => panic!("nothing may be written: {text}"),
+        }
+    }
+
+    /// A fake `/proc` for process 812: autogroups `enabled`, a stat line of session
+    /// `session`, and `self/autogroup` a file (or a folder, which cannot be written).
+    fn fake_proc(name: &str, enabled: &str, session: u32, writable: bool) -> std::path::PathBuf {
+        let root =
+            std::env::temp_dir().join(format!("sluice-autogroup-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("sys/kernel")).unwrap();
+        std::fs::create_dir_all(root.join("self")).unwrap();
+        std::fs::write(root.join("sys/kernel/sched_autogroup_enabled"), enabled).unwrap();
+        let stat = format!("812 (sluice) S 1 812 {session} 0 -1");
+        std::fs::write(root.join("self/stat"), stat).unwrap();
+        if writable {
+            std::fs::write(root.join("self/autogroup"), "/autogroup-5 nice 0").unwrap();
+        } else {
+            std::fs::create_dir(root.join("self/autogroup")).unwrap();
+        }
+        root
+    }
+
+    #[test]
+    fn every_refusal_names_what_to_do_and_a_session_leader_is_lowered() {
+        let off = fake_proc("off", "0\n", 812, true);
+        let error = set_nice_in(&off, 812, 10).unwrap_err().to_string();
+        assert!(
+            error.contains("is 0") && error.contains("CPUWeight="),
+            "{error}"
+        );
+
+        let gone = fake_proc("gone", "1\n", 812, true);
+        std::fs::remove_file(gone.join("sys/kernel/sched_autogroup_enabled")).unwrap();
+        let error = set_nice_in(&gone, 812, 10).unwrap_err().to_string();
+        assert!(
+            error.contains("sched_autogroup_enabled") && error.contains("CPUWeight="),
+            "{error}"
+        );
+
+        let shared = fake_proc("shared", "1\n", 700, true);
+        let error = set_nice_in(&shared, 812, 10).unwrap_err().to_string();
+        assert!(
+            error.contains("session 700") && error.contains("setsid sluice"),
+            "{error}"
+        );
+        let untouched = std::fs::read_to_string(shared.join("self/autogroup")).unwrap();
+        assert_eq!(untouched, "/autogroup-5 nice 0", "refused before writing");
+
+        let unwritable = fake_proc("unwritable", "1\n", 812, false);
+        let error = set_nice_in(&unwritable, 812, 10).unwrap_err().to_string();
+        assert!(
+            error.contains("cannot write") && error.contains("self/autogroup"),
+            "{error}"
+        );
+
+        let leader = fake_proc("leader", "1\n", 812, true);
+        assert_eq!(set_nice_in(&leader, 812, 10).unwrap(), "10");
+
+        for root in [off, gone, shared, unwritable, leader] {
+            let _ = std::fs::remove_dir_all(root);
         }
     }
 }
