@@ -210,7 +210,17 @@ impl Sandbox {
         // The epoch ticks from before the store exists until after it is gone: the
         // guest's timeout and cancel checks, and its yields, ride on those ticks.
         let awake = self.inner.ticker.awake();
-        let attempt = run::run_attempt(component.clone(), job, limits, reach, cancel, tick);
+        // Boxed where it is made: the attempt's state machine is kilobytes, and a future
+        // moved by value (into the task below, and by tokio when it stores the task's
+        // output) is copied whole each time; boxed, each move copies a pointer.
+        let attempt = Box::pin(run::run_attempt(
+            component.clone(),
+            job,
+            limits,
+            reach,
+            cancel,
+            tick,
+        ));
         let handle = self.inner.guests.spawn(async move {
             let report = attempt.await;
             drop(slot); // after the store (inside `attempt`) is gone

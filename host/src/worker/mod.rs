@@ -6,8 +6,8 @@
 //! Modules import downward only: `producer` (the loop; `plan` says when to claim,
 //! `beside` runs its store calls) → `slots` (held jobs) → `executor` (one attempt,
 //! deciding its transition) → `completer` (writing it) → the store. `leases`, `wakeup`,
-//! `prefetch` (the queue's depth) and `shutdown` serve the producer; `registry` the executor. Nothing here speaks SQL
-//! or wasmtime.
+//! `prefetch` (the queue's depth) and `shutdown` serve the producer; `registry` (its
+//! records cached by `record_cache`) the executor. Nothing here speaks SQL or wasmtime.
 
 mod beside;
 mod completer;
@@ -19,6 +19,7 @@ mod leases;
 mod plan;
 mod prefetch;
 mod producer;
+mod record_cache;
 mod registry;
 mod shutdown;
 mod slots;

@@ -1,8 +1,9 @@
 //! The worker's view of job types and their compiled components.
 //!
 //! Owns two caches: job type records (tenant + name → component id, limits, backoff),
-//! refreshed after a short time-to-live so `sluice types set` takes effect without a
-//! restart, and prepared components (component id → `TaskComponent`), fetched from the
+//! and tenants' records, refreshed within a short time-to-live so `sluice types set`
+//! takes effect without a restart (re-read beside the attempts that use them, so those
+//! rarely wait for the database: `record_cache`), and prepared components (component id → `TaskComponent`), fetched from the
 //! store once and compiled by the sandbox at most once per host; and each type's secret
 //! grant (its granted names opened with the host's keyring inside the job's own tenant),
 //! trusted for the same TTL so `sluice secrets set` takes effect within seconds. It reads
@@ -10,6 +11,7 @@
 //! only, never logged.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,7 +24,10 @@ use sluice_sandbox::{
 use sluice_secrets::Keyring;
 use sluice_store::{Backoff, JobTypeRecord, Store, TenantLimits, TenantRecord};
 
+use tracing::warn;
+
 use super::follow_ups;
+use super::record_cache::{Cached, RecordCache};
 use crate::grants;
 use crate::secrets::{self, GrantError};
 
@@ -63,22 +68,24 @@ pub enum ResolveError {
 /// A type's secret grant as last resolved: when, for which names, what.
 type CachedSecrets = (Instant, Vec<String>, Option<Arc<SecretGrant>>);
 
-/// A tenant's record as last read, and the follow-up grant built from it.
-type CachedTenant = (Instant, TenantRecord, Arc<FollowUpGrant>);
+/// A tenant's record, and the follow-up grant built from it.
+type TenantEntry = (TenantRecord, Arc<FollowUpGrant>);
 
 pub struct Registry {
     store: Store,
     sandbox: Sandbox,
     defaults: Limits,
-    types: Mutex<HashMap<(String, String), (Instant, JobTypeRecord)>>,
+    types: RecordCache<(String, String), JobTypeRecord>,
     /// Each tenant's record (caps, egress bound) and the follow-up grant its 0.2
     /// attempts get, built once per record rather than once per attempt.
-    tenants: Mutex<HashMap<String, CachedTenant>>,
+    tenants: RecordCache<String, TenantEntry>,
     /// Each type's outbound HTTP grant, built from its record and its tenant's (so at most
     /// a TTL behind either) once, not parsed again for every attempt.
     #[allow(clippy::type_complexity)]
     grants: Mutex<HashMap<(String, String), (Instant, DateTime<Utc>, Option<Arc<HttpGrant>>)>>,
     components: tokio::sync::Mutex<HashMap<i64, TaskComponent>>,
+    /// The worker's runtime, where cached records are refreshed.
+    runtime: tokio::runtime::Handle,
     /// The host's secrets keys (`None`: it has none and runs no type granted secrets).
     keyring: Option<Keyring>,
     secrets: Mutex<HashMap<(String, String), CachedSecrets>>,
@@ -95,10 +102,11 @@ impl Registry {
             store,
             sandbox,
             defaults,
-            types: Mutex::default(),
-            tenants: Mutex::default(),
+            types: RecordCache::new(JOB_TYPE_TTL),
+            tenants: RecordCache::new(JOB_TYPE_TTL),
             grants: Mutex::default(),
             components: tokio::sync::Mutex::default(),
+            runtime: tokio::runtime::Handle::current(),
             keyring,
             secrets: Mutex::default(),
         })
@@ -146,8 +154,9 @@ impl Registry {
         tenant: &str,
         job_type: &str,
     ) -> Result<ResolvedType, ResolveError> {
-        let record = self.job_type(tenant, job_type).await?;
-        let (tenant, follow_ups) = self.tenant(tenant).await?;
+        // Both usually come from memory; when either must be read, both are read at once.
+        let (record, (tenant, follow_ups)) =
+            tokio::try_join!(self.job_type(tenant, job_type), self.tenant(tenant))?;
         let component = self.component(record.component_id).await?;
         let http = self.grant(&record, &tenant);
         // Only 0.2 components can import `sluice:task/jobs`.
@@ -206,20 +215,37 @@ impl Registry {
         Ok(grant)
     }
 
-    /// The tenant's job type (cached for a few seconds, like every record here).
+    /// The tenant's job type (cached for a few seconds, like every record here; see
+    /// `record_cache`).
     pub(super) async fn job_type(
-        &self,
+        self: &Arc<Self>,
         tenant: &str,
         job_type: &str,
     ) -> Result<JobTypeRecord, ResolveError> {
         let key = (tenant.to_owned(), job_type.to_owned());
-        if let Some((at, record)) = self.types.lock().expect("registry lock").get(&key)
-            && at.elapsed() < JOB_TYPE_TTL
-        {
-            return Ok(record.clone());
+        match self.types.get(&key, Instant::now()) {
+            Cached::Fresh(record) => Ok(record),
+            Cached::Refresh(record) => {
+                self.refresh(
+                    |r| &r.types,
+                    key,
+                    |this, (tenant, name)| async move { this.read_job_type(&tenant, &name).await },
+                );
+                Ok(record)
+            }
+            Cached::Missing => {
+                let read = || self.read_job_type(tenant, job_type);
+                self.types.load(&key, read).await
+            }
         }
-        let record = self
-            .store
+    }
+
+    async fn read_job_type(
+        &self,
+        tenant: &str,
+        job_type: &str,
+    ) -> Result<JobTypeRecord, ResolveError> {
+        self.store
             .get_job_type(tenant, job_type)
             .await
             .context("load job type")?
@@ -227,12 +253,36 @@ impl Registry {
                 ResolveError::Permanent(format!(
                     "job type `{job_type}` of tenant `{tenant}` no longer exists"
                 ))
-            })?;
-        self.types
-            .lock()
-            .expect("registry lock")
-            .insert(key, (Instant::now(), record.clone()));
-        Ok(record)
+            })
+    }
+
+    /// Re-reads a record that an attempt found past half its TTL, beside that attempt and
+    /// on the worker's runtime (never a guest thread's: the pool's connections would die
+    /// with it). A record gone from the database is forgotten, so that the next attempt
+    /// learns it is gone; on an error, the cached one serves until its TTL.
+    fn refresh<K, V, Fut>(
+        self: &Arc<Self>,
+        cache: fn(&Registry) -> &RecordCache<K, V>,
+        key: K,
+        read: impl FnOnce(Arc<Self>, K) -> Fut,
+    ) where
+        K: std::hash::Hash + Eq + Clone + std::fmt::Debug + Send + 'static,
+        V: Clone + Send + 'static,
+        Fut: Future<Output = Result<V, ResolveError>> + Send + 'static,
+    {
+        let this = self.clone();
+        let reading = read(self.clone(), key.clone());
+        self.runtime.spawn(async move {
+            let cache = cache(&this);
+            match reading.await {
+                Ok(record) => cache.refreshed(&key, record),
+                Err(ResolveError::Permanent(_)) => cache.forget(&key),
+                Err(error) => {
+                    warn!(%error, ?key, "could not re-read a cached record; it serves until its TTL");
+                    cache.refresh_failed(&key);
+                }
+            }
+        });
     }
 
     fn grant(&self, record: &JobTypeRecord, tenant: &TenantRecord) -> Option<Arc<HttpGrant>> {
@@ -251,16 +301,23 @@ impl Registry {
 
     /// The tenant's caps and egress bound, and the follow-up grant they give, cached like
     /// job types (`sluice tenants limits|egress` take effect within the TTL).
-    async fn tenant(
-        self: &Arc<Self>,
-        tenant: &str,
-    ) -> Result<(TenantRecord, Arc<FollowUpGrant>), ResolveError> {
-        if let Some((at, caps, follow_ups)) =
-            self.tenants.lock().expect("registry lock").get(tenant)
-            && at.elapsed() < JOB_TYPE_TTL
-        {
-            return Ok((caps.clone(), follow_ups.clone()));
+    async fn tenant(self: &Arc<Self>, tenant: &str) -> Result<TenantEntry, ResolveError> {
+        let key = tenant.to_owned();
+        match self.tenants.get(&key, Instant::now()) {
+            Cached::Fresh(entry) => Ok(entry),
+            Cached::Refresh(entry) => {
+                self.refresh(
+                    |r| &r.tenants,
+                    key,
+                    |this, tenant| async move { this.read_tenant(&tenant).await },
+                );
+                Ok(entry)
+            }
+            Cached::Missing => self.tenants.load(&key, || self.read_tenant(tenant)).await,
         }
+    }
+
+    async fn read_tenant(self: &Arc<Self>, tenant: &str) -> Result<TenantEntry, ResolveError> {
         let caps = self
             .store
             .get_tenant(tenant)
@@ -270,10 +327,6 @@ impl Registry {
                 ResolveError::Permanent(format!("tenant `{tenant}` no longer exists"))
             })?;
         let follow_ups = follow_ups::grant(self, &caps, self.store.default_max_payload_bytes());
-        self.tenants.lock().expect("registry lock").insert(
-            tenant.to_owned(),
-            (Instant::now(), caps.clone(), follow_ups.clone()),
-        );
         Ok((caps, follow_ups))
     }
 

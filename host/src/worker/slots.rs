@@ -140,12 +140,14 @@ impl Slots {
             started = true;
             let executing = Executing::new(self.ran_tx.clone(), job.id);
             let job_id = job.id;
-            let task = self.tasks.spawn(executor::run_attempt(
+            // Boxed: the attempt's future is kilobytes, copied whole on every move
+            // (into the task, and when tokio stores its output) unless it is boxed.
+            let task = self.tasks.spawn(Box::pin(executor::run_attempt(
                 ctx.clone(),
                 job,
                 held.interrupt.clone(),
                 executing,
-            ));
+            )));
             self.task_jobs.insert(task.id(), job_id);
         }
         if started {
