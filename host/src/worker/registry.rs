@@ -240,20 +240,27 @@ impl Registry {
         }
     }
 
+    /// Reads the job type on the worker's runtime: a follow-up check asks from a guest
+    /// thread, and a pooled connection opened there would die with the guest runtime.
     async fn read_job_type(
-        &self,
+        self: &Arc<Self>,
         tenant: &str,
         job_type: &str,
     ) -> Result<JobTypeRecord, ResolveError> {
-        self.store
-            .get_job_type(tenant, job_type)
-            .await
-            .context("load job type")?
-            .ok_or_else(|| {
-                ResolveError::Permanent(format!(
-                    "job type `{job_type}` of tenant `{tenant}` no longer exists"
-                ))
-            })
+        let (store, tenant, job_type) =
+            (self.store.clone(), tenant.to_owned(), job_type.to_owned());
+        let read = self.runtime.spawn(async move {
+            store
+                .get_job_type(&tenant, &job_type)
+                .await
+                .context("load job type")?
+                .ok_or_else(|| {
+                    ResolveError::Permanent(format!(
+                        "job type `{job_type}` of tenant `{tenant}` no longer exists"
+                    ))
+                })
+        });
+        read.await.context("load job type")?
     }
 
     /// Re-reads a record that an attempt found past half its TTL, beside that attempt and
