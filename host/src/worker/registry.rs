@@ -223,19 +223,36 @@ impl Registry {
         job_type: &str,
     ) -> Result<JobTypeRecord, ResolveError> {
         let key = (tenant.to_owned(), job_type.to_owned());
-        match self.types.get(&key, Instant::now()) {
+        self.cached(
+            |r| &r.types,
+            key,
+            |this, (tenant, name)| async move { this.read_job_type(&tenant, &name).await },
+        )
+        .await
+    }
+
+    /// A record through `cache`: from memory while fresh, re-read beside the caller once
+    /// past half its TTL, read with `read` (once for every caller missing it) otherwise.
+    async fn cached<K, V, Fut>(
+        self: &Arc<Self>,
+        cache: fn(&Registry) -> &RecordCache<K, V>,
+        key: K,
+        read: impl Fn(Arc<Self>, K) -> Fut,
+    ) -> Result<V, ResolveError>
+    where
+        K: std::hash::Hash + Eq + Clone + std::fmt::Debug + Send + 'static,
+        V: Clone + Send + 'static,
+        Fut: Future<Output = Result<V, ResolveError>> + Send + 'static,
+    {
+        match cache(self).get(&key, Instant::now()) {
             Cached::Fresh(record) => Ok(record),
             Cached::Refresh(record) => {
-                self.refresh(
-                    |r| &r.types,
-                    key,
-                    |this, (tenant, name)| async move { this.read_job_type(&tenant, &name).await },
-                );
+                self.refresh(cache, key, read);
                 Ok(record)
             }
             Cached::Missing => {
-                let read = || self.read_job_type(tenant, job_type);
-                self.types.load(&key, read).await
+                let load = || read(self.clone(), key.clone());
+                cache(self).load(&key, load).await
             }
         }
     }
@@ -309,19 +326,12 @@ impl Registry {
     /// The tenant's caps and egress bound, and the follow-up grant they give, cached like
     /// job types (`sluice tenants limits|egress` take effect within the TTL).
     async fn tenant(self: &Arc<Self>, tenant: &str) -> Result<TenantEntry, ResolveError> {
-        let key = tenant.to_owned();
-        match self.tenants.get(&key, Instant::now()) {
-            Cached::Fresh(entry) => Ok(entry),
-            Cached::Refresh(entry) => {
-                self.refresh(
-                    |r| &r.tenants,
-                    key,
-                    |this, tenant| async move { this.read_tenant(&tenant).await },
-                );
-                Ok(entry)
-            }
-            Cached::Missing => self.tenants.load(&key, || self.read_tenant(tenant)).await,
-        }
+        self.cached(
+            |r| &r.tenants,
+            tenant.to_owned(),
+            |this, tenant| async move { this.read_tenant(&tenant).await },
+        )
+        .await
     }
 
     async fn read_tenant(self: &Arc<Self>, tenant: &str) -> Result<TenantEntry, ResolveError> {
