@@ -151,6 +151,7 @@ impl Store {
         let lease_us = micros("lease", lease, true)?;
         // Sent even without leases: the statement also renews the worker's row in the
         // registry (`sluice.workers`), so an idle worker does not look lost.
+        let leases = crate::finish::in_id_order(leases, |l| l.job_id);
         let ids: Vec<i64> = leases.iter().map(|l| l.job_id).collect();
         let tokens: Vec<Uuid> = leases.iter().map(|l| l.token).collect();
         let rows: Vec<(i64, bool)> = sqlx::query_as(HEARTBEAT)

@@ -4,7 +4,8 @@
 -- (float8[]), $8 fuel used (int8[], elements may be NULL); all in the same order.
 -- $9 notification channel ('sluice_jobs'), $10 attempt logs (bytea[], NULL for an
 -- attempt that logged nothing), $11 log bytes dropped at the cap (int8[]); in the order
--- of $1.
+-- of $1, whose ids are distinct and ascending (positions by `width_bucket`, as in
+-- finish/complete_many.sql).
 --
 -- `held` locks every fenced row of the input (found by primary key as in
 -- finish/complete_many.sql, in id order so two batches never deadlock on each other) and
@@ -31,7 +32,7 @@ WITH held AS (
                ($5::float8[])[n] AS base_us, ($6::float8[])[n] AS cap_us,
                ($7::float8[])[n] AS jitter, ($8::int8[])[n] AS fuel,
                ($10::bytea[])[n] AS log, coalesce(($11::int8[])[n], 0) AS dropped
-        FROM (SELECT array_position($1::int8[], j.id) AS n) p
+        FROM (SELECT width_bucket(j.id, $1::int8[]) AS n) p
     ) i
     -- By primary key, for the reasons given in finish/complete_many.sql.
     WHERE j.id = ANY ($1::int8[]) AND j.state::text = 'running' AND j.lease_token = i.token

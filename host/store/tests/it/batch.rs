@@ -19,6 +19,15 @@ fn done(output: &str) -> Completion {
     }
 }
 
+/// `items` in an order that is neither theirs nor its reverse: the batched statements
+/// bind their arrays sorted by id, and results must still come back in input order.
+fn scrambled<T>(mut items: Vec<T>) -> Vec<T> {
+    items.reverse();
+    let mid = items.len() / 2;
+    items.rotate_left(mid);
+    items
+}
+
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn a_batch_applies_every_live_lease_and_drops_the_stale_one(pool: PgPool) {
     let store = setup(&pool).await;
@@ -28,12 +37,14 @@ async fn a_batch_applies_every_live_lease_and_drops_the_stale_one(pool: PgPool) 
     let claimed = store.claim(&claim_req("w1", 5)).await.unwrap();
     assert_eq!(claimed.len(), 5);
     // The third job's lease expires and another worker takes it over.
-    let stale = &claimed[2];
-    expire_lease(&pool, stale.id).await;
+    let stale = claimed[2].id;
+    expire_lease(&pool, stale).await;
     store.reap(10).await.unwrap();
     let successor = claim_one(&store, "w2").await;
-    assert_eq!(successor.id, stale.id);
+    assert_eq!(successor.id, stale);
 
+    // Given out of id order: each outcome must still land on its own job.
+    let claimed = scrambled(claimed);
     let outcomes: Vec<_> = claimed
         .iter()
         .map(|c| (c.lease, done(&format!("out-{}", c.id))))
@@ -41,7 +52,7 @@ async fn a_batch_applies_every_live_lease_and_drops_the_stale_one(pool: PgPool) 
     let results = store.complete_many(&outcomes).await.unwrap();
     assert_eq!(results.len(), 5);
     for (c, result) in claimed.iter().zip(&results) {
-        if c.id == stale.id {
+        if c.id == stale {
             assert!(
                 matches!(result, Err(StoreError::LeaseLost { job_id }) if *job_id == c.id),
                 "{result:?}"
@@ -57,7 +68,7 @@ async fn a_batch_applies_every_live_lease_and_drops_the_stale_one(pool: PgPool) 
         }
     }
     // The successor still holds its job, untouched by the stale outcome.
-    let job = store.get(None, stale.id).await.unwrap().unwrap();
+    let job = store.get(None, stale).await.unwrap().unwrap();
     assert_eq!(job.state, JobState::Running);
     assert_eq!(job.output, None);
     store
@@ -91,6 +102,7 @@ async fn a_failure_batch_moves_each_live_job_its_own_way_and_drops_the_stale_one
     assert_eq!(successor.id, stale);
 
     let before = db_now(&pool).await;
+    let claimed = scrambled(claimed);
     let failures: Vec<_> = claimed
         .iter()
         .map(|c| {

@@ -289,7 +289,8 @@ async fn heartbeat_extends_held_leases_in_one_call(pool: PgPool) {
         .await
         .unwrap();
     let claimed = store.claim(&claim_req("w", 3)).await.unwrap();
-    let leases: Vec<_> = claimed.iter().map(|c| c.lease).collect();
+    // Out of id order (b, c, a): the statement binds them sorted.
+    let leases: Vec<_> = [1, 2, 0].map(|i| claimed[i].lease).to_vec();
     // Job b's lease has nearly run out; job c was taken over by someone else.
     sqlx::query("UPDATE sluice.jobs SET locked_until = now() + interval '1 second' WHERE id = $1")
         .bind(claimed[1].id)
