@@ -512,6 +512,7 @@ CREATE OR REPLACE FUNCTION sluice.claim(p_worker text, p_limit integer, p_lease_
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
  SET enable_bitmapscan TO 'off'
+ SET enable_seqscan TO 'off'
  SET jit TO 'off'
 AS $function$
 #variable_conflict use_column
@@ -538,12 +539,16 @@ DECLARE
     -- Webhook deliveries are signed with sealed secrets: a host with no key leaves them.
     v_keyless boolean := COALESCE(cardinality(p_secret_keys), 0) = 0;
 BEGIN
+    -- Driven from the capped tenants, one probe of the claim index each (a scalar
+    -- subquery is never turned into a join): as an EXISTS, the planner could make it a
+    -- semi-join that reads every due pending job to find the tenants that have one.
     PERFORM 1
     FROM sluice.tenants t
     WHERE t.max_running IS NOT NULL
       AND (p_tenants IS NULL OR t.id = ANY (p_tenants))
-      AND EXISTS (SELECT 1 FROM sluice.jobs j
-                  WHERE j.tenant = t.id AND j.state = 'pending' AND j.run_at <= now())
+      AND (SELECT true FROM sluice.jobs j
+           WHERE j.tenant = t.id AND j.state = 'pending' AND j.run_at <= now()
+           LIMIT 1)
     ORDER BY t.id
     FOR NO KEY UPDATE OF t;
 
@@ -637,6 +642,41 @@ BEGIN
            c.max_attempts, c.lease_token, c.locked_until
     FROM claimed c
     ORDER BY c.priority DESC, c.run_at, c.id;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.complete_batch(p_ids bigint[], p_tokens uuid[], p_outputs bytea[], p_fuel bigint[], p_logs bytea[], p_dropped bigint[])
+ RETURNS TABLE(id bigint)
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+ SET enable_bitmapscan TO 'off'
+ SET enable_seqscan TO 'off'
+ SET jit TO 'off'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH done AS (
+        UPDATE sluice.jobs j
+        SET state = 'completed', output = (p_outputs)[width_bucket(j.id, p_ids)],
+            finished_at = now(), updated_at = now(),
+            attempt_fuel = (p_fuel)[width_bucket(j.id, p_ids)],
+            locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false
+        WHERE j.id = ANY (p_ids) AND j.state::text = 'running'
+          AND j.lease_token = (p_tokens)[width_bucket(j.id, p_ids)]
+        RETURNING j.id, j.attempt, j.attempt_id
+    ),
+    logged AS (
+        INSERT INTO sluice.attempt_logs (job_id, attempt_id, attempt, log, dropped_bytes)
+        SELECT d.id, d.attempt_id, d.attempt, l.log, l.dropped
+        FROM done d
+        CROSS JOIN LATERAL (
+            SELECT (p_logs)[n] AS log, coalesce((p_dropped)[n], 0) AS dropped
+            FROM (SELECT width_bucket(d.id, p_ids) AS n) p
+        ) l
+        WHERE p_logs IS NOT NULL AND l.log IS NOT NULL
+    )
+    SELECT id FROM done;
 END
 $function$;
 

@@ -12,6 +12,9 @@
 -- keyed by the attempt on the row; a quiet one writes nothing more, and a batch of quiet
 -- ones ($5 NULL) does not even look for logs (a one-time filter).
 --
+-- The statement is sluice.complete_batch(...) (migration 0020; its text is in
+-- host/store/schema.sql), a function planned once per session with sequential and
+-- bitmap scans off, so that no plan made while the table looked small scans it whole.
 -- One table, no join: the rows are found by primary key (`id = ANY`), and each row's
 -- token, output and fuel are read from the arrays at its id's position, which
 -- `width_bucket` finds by binary search in the sorted $1 (`array_position` scanned it
@@ -22,24 +25,4 @@
 -- (40,000 for a batch of 240: the estimate does not see them and bitmap scans never mark
 -- them dead). The state is compared as text so that no plan can match that index
 -- (migration 0008's claim does the same for the pending-only indexes).
-WITH done AS (
-    UPDATE sluice.jobs j
-    SET state = 'completed', output = ($3::bytea[])[width_bucket(j.id, $1::int8[])],
-        finished_at = now(), updated_at = now(),
-        attempt_fuel = ($4::int8[])[width_bucket(j.id, $1::int8[])],
-        locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false
-    WHERE j.id = ANY ($1::int8[]) AND j.state::text = 'running'
-      AND j.lease_token = ($2::uuid[])[width_bucket(j.id, $1::int8[])]
-    RETURNING j.id, j.attempt, j.attempt_id
-),
-logged AS (
-    INSERT INTO sluice.attempt_logs (job_id, attempt_id, attempt, log, dropped_bytes)
-    SELECT d.id, d.attempt_id, d.attempt, l.log, l.dropped
-    FROM done d
-    CROSS JOIN LATERAL (
-        SELECT ($5::bytea[])[n] AS log, coalesce(($6::int8[])[n], 0) AS dropped
-        FROM (SELECT width_bucket(d.id, $1::int8[]) AS n) p
-    ) l
-    WHERE $5::bytea[] IS NOT NULL AND l.log IS NOT NULL
-)
-SELECT id FROM done
+SELECT id FROM sluice.complete_batch($1::int8[], $2::uuid[], $3::bytea[], $4::int8[], $5::bytea[], $6::int8[])

@@ -21,6 +21,7 @@ mod maintenance;
 mod migrate;
 mod one_enqueue;
 mod overview;
+mod plans;
 mod reap;
 mod retention;
 mod schedules;
