@@ -14,11 +14,13 @@
 --   every table it reads has an index for what it looks up, and a sequential scan is
 --   still taken where none applies;
 -- * batched completions ran the same way: their statement now calls
---   sluice.complete_batch(...), the same text as a function with the same settings.
+--   sluice.complete_batch(...), the same text as a function with the same settings, and
+--   so do batched failures (sluice.fail_batch) and the heartbeat
+--   (sluice.heartbeat_batch), which find their rows by the same primary-key look-up.
 --
--- Upgrading a live database: CREATE OR REPLACE FUNCTION and a new function only;
+-- Upgrading a live database: CREATE OR REPLACE FUNCTION and new functions only;
 -- sessions replan the claim on their next call. Hosts of the previous version keep
--- sending the old completion statement, which still works.
+-- sending the old statements, which still work.
 
 CREATE OR REPLACE FUNCTION sluice.claim(p_worker text, p_limit integer, p_lease_us bigint, p_tenants text[], p_job_types text[], p_max_contract smallint, p_secret_keys text[])
  RETURNS TABLE(id bigint, tenant text, job_type text, payload bytea, priority integer, attempt integer, max_attempts integer, lease_token uuid, locked_until timestamp with time zone)
@@ -196,5 +198,118 @@ BEGIN
         WHERE p_logs IS NOT NULL AND l.log IS NOT NULL
     )
     SELECT id FROM done;
+END
+$function$;
+
+-- Batched failures (host/store/sql/finish/fail_many.sql calls this) and the heartbeat
+-- (host/store/sql/claim/heartbeat.sql), for the same reason as sluice.complete_batch:
+-- the same text, the same result, the parameters in the same order.
+CREATE FUNCTION sluice.fail_batch(p_ids bigint[], p_tokens uuid[], p_errors text[],
+                                  p_fatal boolean[], p_base_us double precision[],
+                                  p_cap_us double precision[], p_jitter double precision[],
+                                  p_fuel bigint[], p_channel text, p_logs bytea[],
+                                  p_dropped bigint[])
+ RETURNS TABLE(id bigint, state sluice.job_state, run_at timestamp with time zone, notified bigint)
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+ SET enable_bitmapscan TO 'off'
+ SET enable_seqscan TO 'off'
+ SET jit TO 'off'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH held AS (
+        SELECT j.id, i.error, i.fuel, i.log, i.dropped,
+               CASE WHEN j.cancel_requested THEN 'cancelled'
+                    WHEN i.fatal OR j.attempt >= j.max_attempts THEN 'dead'
+                    ELSE 'pending'
+               END::sluice.job_state AS next_state,
+               now() + least(i.cap_us, i.base_us * power(2::float8, least(j.attempt - 1, 62)))
+                     * (1 + i.jitter * (2 * random() - 1))
+                     * interval '1 microsecond' AS retry_at,
+               attempt, attempt_id, attempt_started_at, attempt_worker, lease_token
+        FROM sluice.jobs j
+        -- The row's own failure, at its id's position in the arrays.
+        CROSS JOIN LATERAL (
+            SELECT (p_tokens)[n] AS token, (p_errors)[n] AS error, (p_fatal)[n] AS fatal,
+                   (p_base_us)[n] AS base_us, (p_cap_us)[n] AS cap_us,
+                   (p_jitter)[n] AS jitter, (p_fuel)[n] AS fuel,
+                   (p_logs)[n] AS log, coalesce((p_dropped)[n], 0) AS dropped
+            FROM (SELECT width_bucket(j.id, p_ids) AS n) p
+        ) i
+        -- By primary key, for the reasons given in finish/complete_many.sql.
+        WHERE j.id = ANY (p_ids) AND j.state::text = 'running' AND j.lease_token = i.token
+        ORDER BY j.id
+        FOR UPDATE OF j
+    ),
+    moved AS (
+        UPDATE sluice.jobs j
+        SET state = h.next_state,
+            run_at = CASE WHEN h.next_state = 'pending' THEN h.retry_at ELSE j.run_at END,
+            finished_at = CASE WHEN h.next_state = 'pending' THEN NULL ELSE now() END,
+            last_error = h.error,
+            locked_by = NULL, locked_until = NULL, lease_token = NULL, cancel_requested = false,
+            updated_at = now(),
+            -- The attempt leaves the row: it is archived below.
+            attempt_id = NULL, attempt_started_at = NULL, attempt_worker = NULL, attempt_fuel = NULL
+        FROM held h
+        WHERE j.id = h.id AND j.state::text = 'running' AND j.lease_token = h.lease_token
+        RETURNING j.id, j.state, j.run_at, h.error, h.fuel, h.log, h.dropped,
+                  h.attempt AS ran_attempt, h.attempt_id AS ran_id,
+                  h.attempt_started_at AS ran_started_at, h.attempt_worker AS ran_worker,
+                  h.lease_token AS ran_token
+    ),
+    -- Every running row has its attempt on it (the jobs_attempt_on_row check), so every
+    -- moved row archives one, finished now.
+    history AS (
+        INSERT INTO sluice.attempt_history
+            (id, job_id, attempt, lease_token, worker, started_at, finished_at, outcome, error, fuel_used)
+        SELECT m.ran_id, m.id, m.ran_attempt, m.ran_token, m.ran_worker, m.ran_started_at, now(),
+               CASE m.state WHEN 'pending' THEN 'retry' WHEN 'dead' THEN 'dead' ELSE 'cancelled' END,
+               m.error, m.fuel
+        FROM moved m
+    ),
+    logged AS (
+        INSERT INTO sluice.attempt_logs (job_id, attempt_id, attempt, log, dropped_bytes)
+        SELECT m.id, m.ran_id, m.ran_attempt, m.log, m.dropped
+        FROM moved m
+        WHERE m.log IS NOT NULL
+    ),
+    notified AS (
+        SELECT pg_notify(p_channel, CASE WHEN n.at <= now() THEN ''
+                                  ELSE ceil(extract(epoch FROM n.at - now()) * 1000000)::int8::text
+                             END)
+        FROM (SELECT min(m.run_at) AS at FROM moved m WHERE m.state = 'pending') n
+        WHERE n.at IS NOT NULL
+    )
+    SELECT id, state, run_at, (SELECT count(*) FROM notified) AS notified FROM moved;
+END
+$function$;
+
+CREATE FUNCTION sluice.heartbeat_batch(p_worker text, p_ids bigint[], p_tokens uuid[],
+                                       p_lease_us bigint)
+ RETURNS TABLE(id bigint, cancel_requested boolean)
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+ SET enable_bitmapscan TO 'off'
+ SET enable_seqscan TO 'off'
+ SET jit TO 'off'
+AS $function$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH registry AS (
+        UPDATE sluice.workers SET last_heartbeat = now()
+        WHERE sluice.workers.id = p_worker AND stopped_at IS NULL
+    ),
+    extended AS (
+        UPDATE sluice.jobs j
+        SET locked_until = now() + p_lease_us * interval '1 microsecond', updated_at = now()
+        WHERE j.id = ANY (p_ids) AND j.state::text = 'running'
+          AND j.lease_token = (p_tokens)[width_bucket(j.id, p_ids)] AND j.locked_by = p_worker
+        RETURNING j.id, j.cancel_requested
+    )
+    SELECT e.id, e.cancel_requested FROM extended e;
 END
 $function$;

@@ -6,12 +6,6 @@
 -- $1 worker (text), $2 job ids, distinct and ascending (int8[]), $3 lease tokens,
 -- same order (uuid[]),
 -- $4 lease in microseconds (int8).
-WITH registry AS (
-    UPDATE sluice.workers SET last_heartbeat = now()
-    WHERE id = $1 AND stopped_at IS NULL
-)
-UPDATE sluice.jobs j
-SET locked_until = now() + $4 * interval '1 microsecond', updated_at = now()
-WHERE j.id = ANY ($2::int8[]) AND j.state::text = 'running'
-  AND j.lease_token = ($3::uuid[])[width_bucket(j.id, $2::int8[])] AND j.locked_by = $1
-RETURNING j.id, j.cancel_requested
+-- The statement is sluice.heartbeat_batch(...) (migration 0020; its text is in
+-- host/store/schema.sql), planned like sluice.complete_batch.
+SELECT id, cancel_requested FROM sluice.heartbeat_batch($1, $2::int8[], $3::uuid[], $4)
