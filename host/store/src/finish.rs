@@ -190,7 +190,7 @@ pub(crate) fn in_id_order<T>(items: impl IntoIterator<Item = T>, id: impl Fn(&T)
 /// The arrays `complete_many.sql` binds, one element per outcome, in job id order
 /// ([`in_id_order`]).
 pub(crate) struct CompleteColumns<'a> {
-    pub(crate) ids: Vec<i64>,
+    ids: Vec<i64>,
     tokens: Vec<uuid::Uuid>,
     outputs: Vec<&'a [u8]>,
     fuel: Vec<Option<i64>>,
