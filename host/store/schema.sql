@@ -509,6 +509,14 @@ $function$;
 
 CREATE OR REPLACE FUNCTION sluice.claim(p_worker text, p_limit integer, p_lease_us bigint, p_tenants text[], p_job_types text[], p_max_contract smallint, p_secret_keys text[])
  RETURNS TABLE(id bigint, tenant text, job_type text, payload bytea, priority integer, attempt integer, max_attempts integer, lease_token uuid, locked_until timestamp with time zone)
+ LANGUAGE sql
+AS $function$
+    SELECT * FROM sluice.claim(p_worker, p_limit, p_lease_us, p_tenants, p_job_types,
+                               p_max_contract, p_secret_keys, NULL::text[]);
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.claim(p_worker text, p_limit integer, p_lease_us bigint, p_tenants text[], p_job_types text[], p_max_contract smallint, p_secret_keys text[], p_skip_tenants text[])
+ RETURNS TABLE(id bigint, tenant text, job_type text, payload bytea, priority integer, attempt integer, max_attempts integer, lease_token uuid, locked_until timestamp with time zone)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
  SET enable_bitmapscan TO 'off'
@@ -546,6 +554,7 @@ BEGIN
     FROM sluice.tenants t
     WHERE t.max_running IS NOT NULL
       AND (p_tenants IS NULL OR t.id = ANY (p_tenants))
+      AND (p_skip_tenants IS NULL OR t.id <> ALL (p_skip_tenants))
       AND (SELECT true FROM sluice.jobs j
            WHERE j.tenant = t.id AND j.state = 'pending' AND j.run_at <= now()
            LIMIT 1)
@@ -567,9 +576,12 @@ BEGIN
         WHERE p.tenant IS NOT NULL
     ),
     tenant_list AS (
-        SELECT p.tenant FROM pending_tenants p WHERE p.tenant IS NOT NULL
-        UNION
-        SELECT u.tenant FROM unnest(p_tenants) AS u(tenant)
+        SELECT l.tenant
+        FROM (SELECT p.tenant FROM pending_tenants p WHERE p.tenant IS NOT NULL
+              UNION
+              SELECT u.tenant FROM unnest(p_tenants) AS u(tenant)) l
+        -- A spare slot's claim leaves the tenants already running on that worker.
+        WHERE p_skip_tenants IS NULL OR l.tenant <> ALL (p_skip_tenants)
     ),
     counted AS (
         SELECT tl.tenant, t.max_running,

@@ -69,6 +69,7 @@ impl<'a> Jobs<'a> {
             job_types: Some(vec![job.job_type.clone()]),
             max_contract: sluice_sandbox::Contract::NEWEST.minor(),
             secret_keys: Vec::new(),
+            skip_tenants: None,
         };
         let mut claimed = self.store.claim(&request).await.unwrap();
         assert_eq!(

@@ -39,6 +39,7 @@ pub struct Fairness {
     pub concurrency: usize,
     pub prefetch: Prefetch,
     pub workers: usize,
+    pub spare_slots: usize,
 }
 
 /// Start latencies of one phase, in milliseconds, sorted; the same less each job's
@@ -94,6 +95,7 @@ pub async fn fairness(
         let mut config = WorkerConfig::new(format!("bench-fairness-{i}"));
         config.concurrency = f.concurrency;
         config.prefetch = f.prefetch;
+        config.spare_slots = f.spare_slots;
         config.tenants = Some(vec![BENCH_TENANT.into(), LIGHT_TENANT.into()]);
         let run = worker::run(store.clone(), sandbox.clone(), config, stop.clone());
         handles.push(tokio::spawn(run));
@@ -110,7 +112,7 @@ pub async fn fairness(
     Ok(json!({
         "cmd": "fairness", "flood": f.flood, "flood_ms": f.flood_ms, "light": f.light,
         "every_ms": f.every_ms, "c": f.concurrency,
-        "prefetch": f.prefetch, "workers": f.workers,
+        "prefetch": f.prefetch, "workers": f.workers, "spare_slots": f.spare_slots,
         "solo": solo.report(), "beside_flood": flood.report(),
         "p99_ratio": if solo_p99 > 0.0 { flood_p99 / solo_p99 } else { 0.0 },
         "target_p99_ms": target, "target_met": flood_p99 <= target,

@@ -159,6 +159,7 @@ pub async fn backlog(
         job_types: None,
         max_contract: sluice_sandbox::Contract::NEWEST.minor(),
         secret_keys: Vec::new(),
+        skip_tenants: None,
     };
     let mut one_ms = Vec::with_capacity(rounds);
     let mut hundred_ms = Vec::with_capacity(rounds);

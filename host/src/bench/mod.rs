@@ -112,6 +112,9 @@ pub enum BenchCommand {
         /// In-process workers (each with `--concurrency` slots, one shared sandbox).
         #[arg(long, default_value_t = 1)]
         workers: usize,
+        /// As `sluice worker --spare-slots` (1 by default; 0: none).
+        #[arg(long, default_value_t = 1)]
+        spare_slots: usize,
     },
     /// Host start: prepare N precompiled components from the disk cache.
     Startup {
@@ -231,10 +234,11 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                     concurrency,
                     prefetch,
                     workers,
+                    spare_slots,
                 } => {
                     let sleep = read_sample(&args.samples, "sleep.wasm")?;
                     store.create_tenant(fairness::LIGHT_TENANT).await?;
-                    let slots = (workers * concurrency).max(1) as u32;
+                    let slots = (workers * (concurrency + spare_slots)).max(1) as u32;
                     let sandbox = Sandbox::new(SandboxConfig {
                         max_concurrency: slots,
                         epoch_tick,
@@ -260,6 +264,7 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                         concurrency,
                         prefetch,
                         workers,
+                        spare_slots,
                     };
                     fairness::fairness(&store, sandbox, f).await
                 }

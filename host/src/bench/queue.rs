@@ -90,6 +90,7 @@ pub async fn batch(store: &Store, size: usize, rounds: usize) -> anyhow::Result<
         job_types: None,
         max_contract: sluice_sandbox::Contract::NEWEST.minor(),
         secret_keys: Vec::new(),
+        skip_tenants: None,
     };
     let mut claim_ms = Vec::with_capacity(rounds);
     let mut complete_ms = Vec::with_capacity(rounds);

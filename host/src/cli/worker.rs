@@ -20,6 +20,11 @@ pub struct WorkerArgs {
     /// Attempts run at once.
     #[arg(long, default_value_t = 8)]
     pub concurrency: usize,
+    /// Attempts run beyond --concurrency, each only for a tenant with nothing executing
+    /// on this worker: a tenant's job does not wait for another tenant's to end when
+    /// they hold every slot (docs/fairness.md). 0: none.
+    #[arg(long, default_value_t = 1)]
+    pub spare_slots: usize,
     /// Threads that execute guest code (default: one per CPU). Attempts beyond this
     /// many take turns on them, an epoch tick at a time. On a machine that also runs
     /// PostgreSQL, fewer leaves CPU for the database when the guests are busy
@@ -125,7 +130,8 @@ pub async fn run(
     let shutdown = crate::signals::shutdown_on_signal("finishing running jobs, then exiting");
     let worker_id = args.worker_id.clone().unwrap_or_else(default_worker_id);
     let sandbox = Sandbox::new(SandboxConfig {
-        max_concurrency: args.concurrency as u32,
+        max_concurrency: u32::try_from(args.concurrency.max(1) + args.spare_slots)
+            .context("--concurrency with --spare-slots")?,
         guest_threads: args
             .guest_threads
             .map_or(SandboxConfig::default().guest_threads, usize::from),
@@ -218,6 +224,7 @@ fn egress_config(global: &super::Global, args: &WorkerArgs) -> anyhow::Result<Eg
 fn worker_config(args: &WorkerArgs, worker_id: String) -> WorkerConfig {
     let mut config = WorkerConfig::new(worker_id);
     config.concurrency = args.concurrency.max(1);
+    config.spare_slots = args.spare_slots;
     config.prefetch = args.prefetch;
     config.prefetch_lease = args.prefetch_lease;
     config.tenants = (!args.only_tenants.is_empty()).then(|| args.only_tenants.clone());
@@ -329,6 +336,7 @@ mod tests {
         let from_flags = worker_config(&parsed.args, "w".into());
         let defaults = WorkerConfig::new("w");
         assert_eq!(from_flags.concurrency, defaults.concurrency);
+        assert_eq!(from_flags.spare_slots, defaults.spare_slots);
         assert_eq!(from_flags.prefetch, defaults.prefetch);
         assert_eq!(from_flags.prefetch_lease, defaults.prefetch_lease);
         assert_eq!(from_flags.tenants, defaults.tenants);

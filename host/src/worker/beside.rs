@@ -109,14 +109,15 @@ impl Beside {
     }
 }
 
-/// Claims up to `wanted` jobs; `None`: the claim failed (logged and counted), look again
-/// soon.
+/// Claims up to `wanted` jobs, none of the tenants in `skip_tenants` (a spare slot's
+/// claim); `None`: the claim failed (logged and counted), look again soon.
 pub(super) async fn claim(
     store: &Store,
     config: &WorkerConfig,
     wanted: usize,
     max_contract: u8,
     secret_keys: Vec<String>,
+    skip_tenants: Option<Vec<String>>,
 ) -> Option<Vec<ClaimedJob>> {
     let request = ClaimRequest {
         worker: config.worker_id.clone(),
@@ -126,6 +127,7 @@ pub(super) async fn claim(
         job_types: None,
         max_contract,
         secret_keys,
+        skip_tenants,
     };
     match store.claim(&request).await {
         Ok(jobs) => Some(jobs),

@@ -22,6 +22,11 @@ pub struct WorkerConfig {
     pub worker_id: String,
     /// Attempts run at once.
     pub concurrency: usize,
+    /// Attempts run beyond `concurrency`, each only for a job whose tenant has nothing
+    /// executing on this worker: a tenant arriving beside a flood that holds every slot
+    /// starts at once instead of waiting for one of the flood's attempts to end
+    /// (docs/fairness.md). A claim for one asks only for such tenants' jobs. 0: none.
+    pub spare_slots: usize,
     /// Jobs claimed ahead of free slots and queued locally, so slots refill without
     /// waiting for a claim round-trip. They hold leases (heartbeated, released on
     /// shutdown). `Auto` (the default) sizes the queue from the completion rate and
@@ -57,6 +62,12 @@ pub struct WorkerConfig {
 }
 
 impl WorkerConfig {
+    /// Attempts that may execute at once: `concurrency` and the spare slots (the
+    /// sandbox must have room for as many).
+    pub fn max_executing(&self) -> usize {
+        self.concurrency + self.spare_slots
+    }
+
     /// The lease a claim takes: the prefetch lease when prefetching (the claimed jobs
     /// may wait in the queue), else the full lease.
     pub fn claim_lease(&self) -> Duration {
@@ -71,6 +82,7 @@ impl WorkerConfig {
         Self {
             worker_id: worker_id.into(),
             concurrency: 8,
+            spare_slots: 1,
             prefetch: Prefetch::Auto,
             lease: Duration::from_secs(300),
             prefetch_lease: Duration::from_secs(30),

@@ -32,13 +32,24 @@ impl FairQueue {
 
     /// The next job to start (and counts it as executing), or `None` when empty.
     pub(super) fn pop(&mut self) -> Option<ClaimedJob> {
+        self.pop_within(usize::MAX)
+    }
+
+    /// The next job to start in a spare slot: the first claimed of a tenant with nothing
+    /// executing here (`None` if no queued job is such a tenant's).
+    pub(super) fn pop_idle(&mut self) -> Option<ClaimedJob> {
+        self.pop_within(0)
+    }
+
+    /// The next job of a tenant executing at most `most` jobs here.
+    fn pop_within(&mut self, most: usize) -> Option<ClaimedJob> {
         let tenant = self
             .by_tenant
             .iter()
             .filter_map(|(tenant, jobs)| {
                 let (seq, _) = jobs.front()?;
                 let running = self.executing.get(tenant).copied().unwrap_or(0);
-                Some((running, *seq, tenant))
+                (running <= most).then_some((running, *seq, tenant))
             })
             .min()
             .map(|(_, _, tenant)| tenant.clone())?;
@@ -64,6 +75,11 @@ impl FairQueue {
 
     pub(super) fn len(&self) -> usize {
         self.len
+    }
+
+    /// The tenants with at least one job executing here.
+    pub(super) fn executing_tenants(&self) -> impl Iterator<Item = &String> {
+        self.executing.keys()
     }
 
     /// The `n` jobs claimed last (or all, if fewer), taken out of the queue: the ones
@@ -155,6 +171,24 @@ mod tests {
         q.finished("flood");
         assert_eq!(ids(&mut q, 1), vec![9]);
         assert_eq!(q.len(), 91);
+    }
+
+    #[test]
+    fn a_spare_slot_only_takes_a_tenant_with_nothing_executing() {
+        let mut q = FairQueue::default();
+        (1..=3).for_each(|i| q.push(job(i, "flood")));
+        assert_eq!(q.pop().map(|j| j.id), Some(1));
+        assert!(q.pop_idle().is_none(), "the flood executes here");
+        q.push(job(10, "light"));
+        q.push(job(11, "light"));
+        assert_eq!(q.pop_idle().map(|j| j.id), Some(10));
+        assert!(q.pop_idle().is_none(), "light executes here now");
+        let mut executing: Vec<&String> = q.executing_tenants().collect();
+        executing.sort();
+        assert_eq!(executing, ["flood", "light"]);
+        q.finished("light");
+        assert_eq!(q.pop_idle().map(|j| j.id), Some(11));
+        assert_eq!(q.len(), 2, "the flood's two are left for the regular slots");
     }
 
     #[test]

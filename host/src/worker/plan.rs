@@ -7,7 +7,8 @@
 //! claim again as soon as a slot frees; after a short claim, only a notification, the
 //! look timer (an idle poll or a known due time) or, with `--drain`, the last attempt
 //! ending does; one claim at a time. A quiet queue costs one claim per job, not one per
-//! finished attempt. Must not: size a claim (`Slots::wanted` does) or know about LISTEN
+//! finished attempt. A claim for spare slots (`start_spare`: every slot busy, a notice
+//! came) asks only for other tenants' jobs, so its result leaves the plan as it was. Must not: size a claim (`Slots::wanted` does) or know about LISTEN
 //! (the caller passes the idle wait).
 
 use std::time::Duration;
@@ -23,6 +24,8 @@ pub(super) struct ClaimPlan {
     claim_now: bool,
     /// How many jobs the claim in flight asked for.
     in_flight: Option<usize>,
+    /// The claim in flight is for spare slots: its result says nothing of the backlog.
+    spare_in_flight: bool,
     /// When to look for work if nothing else says so.
     next_look: Instant,
 }
@@ -34,6 +37,7 @@ impl ClaimPlan {
             backlog: true,
             claim_now: true,
             in_flight: None,
+            spare_in_flight: false,
             next_look: now,
         }
     }
@@ -65,10 +69,27 @@ impl ClaimPlan {
         Some(wanted)
     }
 
+    /// A claim for `wanted` spare slots starts (when `due`; see `Slots::spare_claim`).
+    /// It asks only for tenants with nothing executing here, so what it gets says
+    /// nothing of the backlog: the plan stays as it was.
+    pub(super) fn start_spare(&mut self, wanted: usize) -> Option<usize> {
+        if !self.due() || wanted == 0 {
+            return None;
+        }
+        self.claim_now = false;
+        self.in_flight = Some(wanted);
+        self.spare_in_flight = true;
+        Some(wanted)
+    }
+
     /// The claim in flight came back with `got` jobs. A full batch means more may be
     /// waiting: claim again at once. True when it came back short (the caller then plans
-    /// the next look with [`ClaimPlan::look_at`]).
+    /// the next look with [`ClaimPlan::look_at`]); never for a spare slots' claim.
     pub(super) fn claimed(&mut self, got: usize) -> bool {
+        if std::mem::take(&mut self.spare_in_flight) {
+            self.in_flight = None;
+            return false;
+        }
         let wanted = self.in_flight.take().unwrap_or(0);
         let short = got < wanted;
         self.backlog = !short;
@@ -80,6 +101,7 @@ impl ClaimPlan {
     /// backed up meanwhile (a freed slot claims at once).
     pub(super) fn claim_failed(&mut self, now: Instant, retry: Duration) {
         self.in_flight = None;
+        self.spare_in_flight = false;
         self.backlog = true;
         self.next_look = now + retry;
     }
@@ -170,6 +192,40 @@ mod tests {
         assert!(!plan.due(), "a quiet queue costs one claim per job");
         plan.look_now();
         assert!(plan.due() && !plan.waiting());
+    }
+
+    #[test]
+    fn a_spare_slots_claim_leaves_the_backlog_as_it_was() {
+        let (mut plan, now) = plan();
+        plan.start(4, now, POLL);
+        assert!(!plan.claimed(4), "full: the backlog is there");
+        assert_eq!(plan.start(0, now, POLL), None, "every slot busy");
+        plan.look_now();
+        assert_eq!(plan.start_spare(1), Some(1));
+        assert!(plan.claiming() && !plan.due());
+        assert_eq!(plan.start_spare(1), None, "one claim at a time");
+        assert!(!plan.claimed(0), "an empty spare claim is not a short one");
+        plan.slot_freed(false);
+        assert!(plan.due(), "a freed slot still claims for the backlog");
+
+        let mut quiet = ClaimPlan::new(now).with_short_claim(now);
+        quiet.look_now();
+        quiet.start_spare(1);
+        quiet.claimed(1);
+        quiet.slot_freed(false);
+        assert!(
+            !quiet.due(),
+            "nor does a spare claim make a quiet queue look backed up"
+        );
+    }
+
+    impl ClaimPlan {
+        /// This plan after a claim that came back short.
+        fn with_short_claim(mut self, now: Instant) -> ClaimPlan {
+            self.start(4, now, POLL);
+            assert!(self.claimed(1));
+            self
+        }
     }
 
     #[test]

@@ -189,22 +189,31 @@ impl Producer {
         self.sizer.look(now);
         let depth = self.sizer.depth();
         self.config.metrics.prefetch_depth(depth);
+        let noticed = std::mem::take(&mut self.noticed);
         let wanted = match self.slots.wanted(&self.config, depth) {
-            0 if self.noticed => self.slots.wanted_on_notice(&self.config, depth),
+            0 if noticed => self.slots.wanted_on_notice(&self.config, depth),
             n => n,
         };
-        self.noticed = false;
+        // Every slot busy and new jobs noticed: a tenant with nothing executing here may
+        // have one; claim it for a spare slot (its claim leaves the others' jobs).
+        let spare = (wanted == 0 && noticed)
+            .then(|| self.slots.spare_claim(&self.config, depth))
+            .flatten();
         let safety_poll = self.config.idle.safety_poll;
-        if let Some(wanted) = self.plan.start(wanted, now, safety_poll) {
+        let (wanted, skip) = match spare {
+            Some(spare) => (self.plan.start_spare(spare.wanted), Some(spare.skip)),
+            None => (self.plan.start(wanted, now, safety_poll), None),
+        };
+        if let Some(wanted) = wanted {
             self.claims += 1;
             self.sizer.claim_sent(now);
             let (store, config) = (self.store.clone(), self.config.clone());
             let max_contract = self.ctx.registry.max_contract();
             let secret_keys = self.ctx.registry.secret_key_ids();
             self.beside.spawn(Call::Claim, async move {
-                Reply::Claimed(
-                    beside::claim(&store, &config, wanted, max_contract, secret_keys).await,
-                )
+                let jobs =
+                    beside::claim(&store, &config, wanted, max_contract, secret_keys, skip).await;
+                Reply::Claimed(jobs)
             });
         }
     }
@@ -230,7 +239,7 @@ impl Producer {
             SlotEvent::Joined(joined) => self.slots.collect(joined, &mut self.summary),
         }
         if !self.stopping {
-            self.slots.start_queued(&self.ctx, self.config.concurrency);
+            self.slots.start_queued(&self.ctx, &self.config);
         }
         self.plan
             .slot_freed(self.config.drain && self.slots.is_empty());
@@ -308,7 +317,7 @@ impl Producer {
             self.slots.release_queued(&self.ctx);
             return;
         }
-        self.slots.start_queued(&self.ctx, self.config.concurrency);
+        self.slots.start_queued(&self.ctx, &self.config);
         if short {
             // Look after the idle wait, or sooner if a delayed job or retry falls due
             // before it (asked beside the loop).

@@ -5,7 +5,8 @@
 //!
 //! Only executing jobs count against `concurrency`: a job whose guest has finished frees
 //! its slot at once, so the next one starts while the outcome is still on its way to the
-//! database. Owns that bookkeeping and the attempt tasks; must not claim, speak SQL or
+//! database. Beyond `concurrency`, the spare slots take only jobs of tenants with nothing
+//! executing here. Owns that bookkeeping and the attempt tasks; must not claim, speak SQL or
 //! decide outcomes (`executor` does).
 
 use std::collections::HashMap;
@@ -38,6 +39,13 @@ pub(super) enum Phase {
     Executing,
     /// The sandbox is done; the outcome is being written.
     Recording,
+}
+
+/// See [`Slots::spare_claim`].
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct SpareClaim {
+    pub(super) wanted: usize,
+    pub(super) skip: Vec<String>,
 }
 
 /// See [`Slots::next_event`].
@@ -104,6 +112,23 @@ impl Slots {
         config.concurrency.min(self.room(config, depth))
     }
 
+    /// A claim for the free spare slots, when every regular slot is busy: how many, and
+    /// the tenants it must leave (those executing here). `None` when no spare slot is
+    /// free, nothing may be claimed, or every tenant this worker runs executes here.
+    pub(super) fn spare_claim(&self, config: &WorkerConfig, depth: usize) -> Option<SpareClaim> {
+        if self.executing < config.concurrency {
+            return None;
+        }
+        let free = config.max_executing().saturating_sub(self.executing);
+        let wanted = free.min(self.room(config, depth));
+        let skip: Vec<String> = self.queued.executing_tenants().cloned().collect();
+        let all_skipped = config
+            .tenants
+            .as_ref()
+            .is_some_and(|only| only.iter().all(|t| skip.contains(t)));
+        (wanted > 0 && !all_skipped).then_some(SpareClaim { wanted, skip })
+    }
+
     /// Jobs that may still be claimed before the held ones (including those still
     /// recording) pass twice what executing and a queue of `depth` need.
     fn room(&self, config: &WorkerConfig, depth: usize) -> usize {
@@ -124,11 +149,17 @@ impl Slots {
         self.queued.push(job);
     }
 
-    /// Starts queued jobs while fewer than `concurrency` are executing.
-    pub(super) fn start_queued(&mut self, ctx: &AttemptContext, concurrency: usize) {
+    /// Starts queued jobs while fewer than `concurrency` are executing, then, in the
+    /// spare slots, jobs of tenants with nothing executing here.
+    pub(super) fn start_queued(&mut self, ctx: &AttemptContext, config: &WorkerConfig) {
         let mut started = false;
-        while self.executing < concurrency {
-            let Some(job) = self.queued.pop() else {
+        while self.executing < config.max_executing() {
+            let next = if self.executing < config.concurrency {
+                self.queued.pop()
+            } else {
+                self.queued.pop_idle()
+            };
+            let Some(job) = next else {
                 break;
             };
             let Some(held) = self.running.get_mut(&job.id) else {

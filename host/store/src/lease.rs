@@ -34,6 +34,9 @@ pub struct ClaimRequest {
     /// whose type is granted secrets stay `pending` when this is empty, or when one of
     /// the granted secrets of the type's tenant is sealed under a key id not in it.
     pub secret_keys: Vec<String>,
+    /// Leave these tenants' jobs pending (`None`: none): a worker's spare slot is only
+    /// for a tenant with nothing executing on that worker (docs/fairness.md).
+    pub skip_tenants: Option<Vec<String>>,
 }
 
 /// A job handed to a worker.
@@ -116,6 +119,7 @@ impl Store {
             .bind(&req.job_types)
             .bind(i16::from(req.max_contract))
             .bind(&req.secret_keys)
+            .bind(&req.skip_tenants)
             .fetch_all(&self.pool)
             .await?;
         Ok(rows

@@ -8,6 +8,8 @@
 -- jobs whose type's component targets a newer one stay pending for a newer host,
 -- $7 the key ids of the secrets keys this host holds (text[]; migration 0013): jobs whose
 -- type is granted secrets it cannot open (no key, or a secret under another key) stay
--- pending.
+-- pending,
+-- $8 tenants whose jobs this claim leaves pending, or NULL (text[]; migration 0021): a
+-- worker's spare slot claims only for tenants with nothing executing on it.
 SELECT id, tenant, job_type, payload, priority, attempt, max_attempts, lease_token, locked_until
-FROM sluice.claim($1, $2, $3, $4, $5, $6, $7)
+FROM sluice.claim($1, $2, $3, $4, $5, $6, $7, $8)

@@ -59,6 +59,7 @@ pub fn claim_req(worker: &str, limit: u32) -> ClaimRequest {
         // Every contract: these tests store no real components.
         max_contract: u8::MAX,
         secret_keys: Vec::new(),
+        skip_tenants: None,
     }
 }
 

@@ -1,7 +1,7 @@
 //! Fair claims across tenants (least-served tenant first, priority order within a
 //! tenant) and the per-tenant cap on running jobs, also under concurrent claimers.
 
-use sluice_store::{Completion, NewJob, Store, StoreError, priority};
+use sluice_store::{ClaimRequest, Completion, NewJob, Store, StoreError, priority};
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
@@ -109,6 +109,46 @@ async fn a_capped_tenant_never_runs_more_than_its_cap(pool: PgPool) {
     store.set_tenant_max_running(TENANT, None).await.unwrap();
     let rest = store.claim(&claim_req("w", 10)).await.unwrap();
     assert_eq!(count(&rest, TENANT), 7);
+}
+
+/// A spare slot's claim (`skip_tenants`) leaves the skipped tenants' jobs pending,
+/// however much older or higher in priority, and still honours a cap; with nothing else
+/// due it comes back empty. Hosts of the previous version call the claim with seven
+/// arguments: that still works, skipping no one.
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_spare_slots_claim_leaves_the_skipped_tenants_jobs(pool: PgPool) {
+    let store = setup(&pool).await;
+    enqueue_n(&store, TENANT, 20).await;
+    let skip_acme = |limit| ClaimRequest {
+        skip_tenants: Some(vec![TENANT.into()]),
+        ..claim_req("spare", limit)
+    };
+    assert!(store.claim(&skip_acme(1)).await.unwrap().is_empty());
+    enqueue_n(&store, OTHER_TENANT, 3).await;
+    let got = store.claim(&skip_acme(2)).await.unwrap();
+    assert_eq!((got.len(), count(&got, OTHER_TENANT)), (2, 2), "{got:?}");
+    store
+        .set_tenant_max_running(OTHER_TENANT, Some(2))
+        .await
+        .unwrap();
+    assert!(
+        store.claim(&skip_acme(1)).await.unwrap().is_empty(),
+        "globex is at its cap of 2"
+    );
+    assert_eq!(
+        count(&store.claim(&claim_req("w", 30)).await.unwrap(), TENANT),
+        20
+    );
+
+    enqueue_n(&store, TENANT, 1).await;
+    let old_host: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT id, tenant FROM sluice.claim('old', 5, 30000000, NULL, NULL, 255::int2, '{}')",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(old_host.len(), 1, "{old_host:?}");
+    assert_eq!(old_host[0].1, TENANT);
 }
 
 /// 16 claimers on their own connections race for a tenant capped at 2: the cap holds
