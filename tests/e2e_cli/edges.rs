@@ -1,7 +1,7 @@
 //! The CLI at the edges (issue #16): every verb says what to do when the database is
 //! unreachable or has no schema, instants and delays out of range are refused naming
-//! the field, and `--timeout 0` means no wall-clock timeout, fuel still bounding the
-//! attempt.
+//! the field, `--timeout 0` means no wall-clock timeout, fuel still bounding the
+//! attempt, and a worker with more slots than a sandbox holds is refused.
 
 use sqlx::PgPool;
 
@@ -93,6 +93,30 @@ async fn instants_and_delays_out_of_range_are_refused_by_name(pool: PgPool) {
     sluice.ok(&["enqueue", "echo", "--run-at", "9999-12-31T23:59:59Z"]);
     sluice.ok(&["jobs", "list"]);
     sluice.ok(&["stats", "--all-tenants"]);
+}
+
+/// A worker asked for more slots than a sandbox can hold (`--concurrency` plus
+/// `--spare-slots`) is refused before it claims anything, naming both flags.
+#[sqlx::test(migrations = false)]
+async fn a_worker_with_too_many_slots_is_refused_naming_the_flags(pool: PgPool) {
+    let sluice = Sluice::new(&pool);
+    sluice.ok(&["migrate"]);
+    let too_many = (u64::from(u32::MAX)).to_string();
+    let out = sluice.run(&[
+        "worker",
+        "--drain",
+        "--concurrency",
+        "1",
+        "--spare-slots",
+        &too_many,
+    ]);
+    let stderr = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--concurrency plus --spare-slots is too large"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("drained"), "nothing may run: {stderr}");
 }
 
 /// `types set --timeout 0` registers "no timeout" (listed as `none`); a guest that

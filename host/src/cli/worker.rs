@@ -130,8 +130,12 @@ pub async fn run(
     let shutdown = crate::signals::shutdown_on_signal("finishing running jobs, then exiting");
     let worker_id = args.worker_id.clone().unwrap_or_else(default_worker_id);
     let sandbox = Sandbox::new(SandboxConfig {
-        max_concurrency: u32::try_from(args.concurrency.max(1) + args.spare_slots)
-            .context("--concurrency with --spare-slots")?,
+        max_concurrency: args
+            .concurrency
+            .max(1)
+            .checked_add(args.spare_slots)
+            .and_then(|n| u32::try_from(n).ok())
+            .context("--concurrency plus --spare-slots is too large: give fewer (each is a sandbox instance)")?,
         guest_threads: args
             .guest_threads
             .map_or(SandboxConfig::default().guest_threads, usize::from),

@@ -8,12 +8,23 @@
 //! look timer (an idle poll or a known due time) or, with `--drain`, the last attempt
 //! ending does; one claim at a time. A quiet queue costs one claim per job, not one per
 //! finished attempt. A claim for spare slots (`start_spare`: every slot busy, a notice
-//! came) asks only for other tenants' jobs, so its result leaves the plan as it was. Must not: size a claim (`Slots::wanted` does) or know about LISTEN
+//! came) asks only for other tenants' jobs, so its result leaves the plan as it was.
+//! Must not: size a claim (`Slots::wanted` does) or know about LISTEN
 //! (the caller passes the idle wait).
 
 use std::time::Duration;
 
 use tokio::time::Instant;
+
+/// What the claim in flight is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum InFlight {
+    /// Free slots and the prefetch queue: this many jobs were asked for.
+    Slots(usize),
+    /// Spare slots: only tenants with nothing executing here, so its result says
+    /// nothing of the backlog.
+    Spare,
+}
 
 /// The claim loop's claiming state. See the module comment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,10 +33,8 @@ pub(super) struct ClaimPlan {
     backlog: bool,
     /// A claim should start as soon as none is in flight.
     claim_now: bool,
-    /// How many jobs the claim in flight asked for.
-    in_flight: Option<usize>,
-    /// The claim in flight is for spare slots: its result says nothing of the backlog.
-    spare_in_flight: bool,
+    /// The claim in flight, if any.
+    in_flight: Option<InFlight>,
     /// When to look for work if nothing else says so.
     next_look: Instant,
 }
@@ -37,7 +46,6 @@ impl ClaimPlan {
             backlog: true,
             claim_now: true,
             in_flight: None,
-            spare_in_flight: false,
             next_look: now,
         }
     }
@@ -65,7 +73,7 @@ impl ClaimPlan {
             self.next_look = now + idle_wait;
             return None;
         }
-        self.in_flight = Some(wanted);
+        self.in_flight = Some(InFlight::Slots(wanted));
         Some(wanted)
     }
 
@@ -77,8 +85,7 @@ impl ClaimPlan {
             return None;
         }
         self.claim_now = false;
-        self.in_flight = Some(wanted);
-        self.spare_in_flight = true;
+        self.in_flight = Some(InFlight::Spare);
         Some(wanted)
     }
 
@@ -86,11 +93,11 @@ impl ClaimPlan {
     /// waiting: claim again at once. True when it came back short (the caller then plans
     /// the next look with [`ClaimPlan::look_at`]); never for a spare slots' claim.
     pub(super) fn claimed(&mut self, got: usize) -> bool {
-        if std::mem::take(&mut self.spare_in_flight) {
-            self.in_flight = None;
-            return false;
-        }
-        let wanted = self.in_flight.take().unwrap_or(0);
+        let wanted = match self.in_flight.take() {
+            Some(InFlight::Spare) => return false,
+            Some(InFlight::Slots(wanted)) => wanted,
+            None => 0,
+        };
         let short = got < wanted;
         self.backlog = !short;
         self.claim_now |= !short;
@@ -101,7 +108,6 @@ impl ClaimPlan {
     /// backed up meanwhile (a freed slot claims at once).
     pub(super) fn claim_failed(&mut self, now: Instant, retry: Duration) {
         self.in_flight = None;
-        self.spare_in_flight = false;
         self.backlog = true;
         self.next_look = now + retry;
     }
@@ -207,6 +213,18 @@ mod tests {
         assert!(!plan.claimed(0), "an empty spare claim is not a short one");
         plan.slot_freed(false);
         assert!(plan.due(), "a freed slot still claims for the backlog");
+        plan.start(0, now, POLL);
+        plan.look_now();
+        plan.start_spare(1);
+        plan.claim_failed(now, Duration::from_secs(2));
+        assert!(!plan.claiming(), "a failed spare claim is over too");
+        assert_eq!(
+            plan.start_spare(1),
+            None,
+            "not due until something asks again"
+        );
+        plan.slot_freed(false);
+        assert!(plan.due());
 
         let mut quiet = ClaimPlan::new(now).with_short_claim(now);
         quiet.look_now();
