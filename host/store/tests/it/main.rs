@@ -31,4 +31,5 @@ mod sql_enqueue;
 mod sql_files;
 mod stats;
 mod ui_sessions;
+mod upgrade;
 mod workers;
