@@ -1,6 +1,7 @@
 //! Upgrading a live database: a database that an older host filled with jobs in every
-//! state is migrated under it. The older host's attempt in flight still finishes with its
-//! lease, what it finished reads the same, and a new host drains everything runnable.
+//! state is migrated under it. The older host's attempts in flight still finish with
+//! their leases (by its own statement or the new host's), what it finished reads the
+//! same, and a new host drains everything runnable.
 //!
 //! The older host is the one before migrations 0020 (claims and batched outcomes planned
 //! without statistics) and 0021 (spare-slot claims), the hot-path migrations of issues
@@ -111,6 +112,7 @@ async fn an_older_hosts_database_full_of_jobs_upgrades_and_drains(pool: PgPool) 
     let failed_once = old_fail(&pool, retrying, "try again", false).await;
     assert_eq!(failed_once, JobState::Pending);
     let in_flight = old_running(&store, &pool, "in flight").await;
+    let handed_over = old_running(&store, &pool, "handed over").await;
     let abandoned = old_running(&store, &pool, "abandoned").await;
     common::expire_lease(&pool, abandoned.job_id).await;
     let cancelled = store.enqueue(&common::job("cancelled")).await.unwrap().id;
@@ -131,9 +133,11 @@ async fn an_older_hosts_database_full_of_jobs_upgrades_and_drains(pool: PgPool) 
         .unwrap();
     assert_eq!(applied, MIGRATOR.iter().map(|m| m.version).max().unwrap());
 
-    // The older host's attempt in flight finishes with the lease it claimed.
+    // The older host, still running, finishes its attempt in flight with its own
+    // statement; another of its leases is finished by the new host's.
+    assert!(old_complete(&pool, in_flight, b"finished by the older host").await);
     store
-        .complete(&in_flight, &Completion::default())
+        .complete(&handed_over, &Completion::default())
         .await
         .unwrap();
     // The abandoned attempt is taken back; its lease then fences its host out.
@@ -181,7 +185,7 @@ async fn an_older_hosts_database_full_of_jobs_upgrades_and_drains(pool: PgPool) 
     );
     assert_eq!(
         count_in(&pool, JobState::Completed).await,
-        drained as i64 + 2
+        drained as i64 + 3
     );
     assert_eq!(count_in(&pool, JobState::Dead).await, 1);
     assert_eq!(count_in(&pool, JobState::Cancelled).await, 1);
@@ -193,6 +197,11 @@ async fn an_older_hosts_database_full_of_jobs_upgrades_and_drains(pool: PgPool) 
     let dead = store.get(None, dead.job_id).await.unwrap().unwrap();
     assert_eq!(dead.state, JobState::Dead);
     assert_eq!(dead.last_error.as_deref(), Some("bad input"));
+    let finished = store.get(None, in_flight.job_id).await.unwrap().unwrap();
+    assert_eq!(
+        finished.output.as_deref(),
+        Some(&b"finished by the older host"[..])
+    );
     let later = store.get(None, delayed).await.unwrap().unwrap();
     assert_eq!(later.state, JobState::Pending);
     // The retried job's history holds the older host's failed attempt and the new
