@@ -7,6 +7,8 @@
 mod http_support;
 mod support;
 
+#[path = "e2e_http/body_limits.rs"]
+mod body_limits;
 #[path = "e2e_http/components.rs"]
 mod components;
 #[path = "e2e_http/docs.rs"]

@@ -8,7 +8,7 @@
 use axum::Json;
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sluice_sandbox::ValidationError;
@@ -107,14 +107,12 @@ pub async fn put_component(
             caller.tenant
         ))
     };
-    if let Some(length) = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok())
-        && length > limit
-    {
-        return Err(too_large(&length));
-    }
+    // Before a byte of the body is read: a declared length over the limit is refused.
+    super::body_limit::check_declared(
+        &headers,
+        limit,
+        &format!("tenant {:?}'s component limit", caller.tenant),
+    )?;
     let bytes = axum::body::to_bytes(body, usize::try_from(limit).unwrap_or(usize::MAX))
         .await
         .map_err(|e| {

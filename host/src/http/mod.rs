@@ -8,10 +8,12 @@
 //! `error` (the one error shape, axum rejections), `rate_limit` (token bucket),
 //! `state`, `jobs` + `job_views` + `attempt_logs`, `components`, `job_types`, `secrets`, `webhooks` +
 //! `events` + `webhook_views` (webhook endpoints, events, deliveries), `health`, `openapi`,
-//! `server` (connections, header timeout), `body_timeout`, `validate` (field checks).
+//! `server` (connections, header timeout), `body_limit` (413 on a declared length over the
+//! route's limit, before reading), `body_timeout`, `validate` (field checks).
 
 mod attempt_logs;
 mod auth;
+mod body_limit;
 mod body_timeout;
 mod components;
 mod error;

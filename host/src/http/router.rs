@@ -6,10 +6,12 @@
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::middleware::from_fn_with_state;
 use utoipa::OpenApi as _;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::body_limit::{RouteLimit, refuse_declared_over};
 use super::error::{method_not_allowed, route_not_found};
 use super::openapi::ApiDoc;
 use super::state::AppState;
@@ -18,8 +20,30 @@ use super::{
     webhooks, workers,
 };
 
-/// The documented API: every route here is in the OpenAPI document.
+/// The fixed body limit of the JSON routes and the dashboard's forms.
+fn request_body_limit(state: &AppState) -> RouteLimit {
+    RouteLimit {
+        bytes: state.config().max_request_body as u64,
+        what: "the server's --max-request-body",
+    }
+}
+
+/// The documented API: every route here is in the OpenAPI document. Every route group
+/// refuses a declared body over its limit before reading it (`body_limit`).
 pub fn api_routes(state: &AppState) -> OpenApiRouter<AppState> {
+    json_routes(state).merge(upload_routes())
+}
+
+/// Component uploads read the raw body with the tenant's component size limit: the
+/// handler checks the declared length against it right after authentication and caps
+/// the body while reading (413 above it). `DefaultBodyLimit` only applies to the JSON
+/// extractors, and the JSON routes' declared-length layer must not apply here.
+fn upload_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(components::put_component))
+}
+
+/// Every other route: JSON bodies (or none) up to `--max-request-body`.
+fn json_routes(state: &AppState) -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(jobs::enqueue, jobs::list_jobs))
         // `/v1/jobs:batch` is a plain static segment for axum 0.8 (matchit 0.8 uses
@@ -33,9 +57,6 @@ pub fn api_routes(state: &AppState) -> OpenApiRouter<AppState> {
         .routes(routes!(job_types::put_job_type))
         .routes(routes!(job_types::list_job_types))
         .routes(routes!(components::list_components))
-        // Uploads read the raw body with the tenant's component size limit (413 above
-        // it); `DefaultBodyLimit` only applies to the JSON extractors.
-        .routes(routes!(components::put_component))
         .routes(routes!(
             schedules::create_schedule,
             schedules::list_schedules
@@ -62,6 +83,10 @@ pub fn api_routes(state: &AppState) -> OpenApiRouter<AppState> {
         .routes(routes!(health::healthz))
         .routes(routes!(openapi::openapi_json))
         .layer(DefaultBodyLimit::max(state.config().max_request_body))
+        .layer(from_fn_with_state(
+            request_body_limit(state),
+            refuse_declared_over,
+        ))
     // `GET /metrics` is merged in `app` below, outside the documented API, without
     // authentication unless `--metrics-auth` (it shows counts, never job contents).
 }
@@ -79,9 +104,16 @@ pub fn app(state: AppState) -> Router {
         ));
     }
     let body_timeout = state.config().body_timeout;
+    // The dashboard's forms share the JSON routes' body limit.
+    let dashboard = crate::ui::router()
+        .layer(DefaultBodyLimit::max(state.config().max_request_body))
+        .layer(from_fn_with_state(
+            request_body_limit(&state),
+            refuse_declared_over,
+        ));
     router
         // The dashboard (`/ui`): HTML pages with their own fallback and error pages.
-        .nest("/ui", crate::ui::router())
+        .nest("/ui", dashboard)
         .fallback(route_not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)

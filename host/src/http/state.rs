@@ -18,7 +18,8 @@ pub struct ServeConfig {
     pub admin_token: Option<String>,
     /// Component size limit for tenants without their own `max_component_bytes`.
     pub default_max_component_bytes: u64,
-    /// Largest request body outside component uploads (JSON requests).
+    /// Largest request body outside component uploads (JSON requests, dashboard forms);
+    /// a larger declared `Content-Length` is refused before the body is read.
     pub max_request_body: usize,
     /// `/metrics` asks for an admin token (default: open, for Prometheus scrapers).
     pub metrics_require_admin: bool,
