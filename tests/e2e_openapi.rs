@@ -5,7 +5,12 @@
 //! ones and, on purpose, invalid ones, alone and chained along the document's links —
 //! and checks every answer: never a 5xx, a status
 //! the operation documents, the documented content type and headers, a body matching
-//! the documented schema. Any failure fails this test with schemathesis' report.
+//! the documented schema; a request the document forbids is refused
+//! (`negative_data_rejection`) and one it allows is not refused for its form
+//! (`positive_data_acceptance`: the document is as strict as the server). The server has
+//! a secrets key, so webhook and secrets routes answer for real; an upload's generated
+//! body is a real component (`tests/e2e_openapi/sluice_hooks.py`). Any failure fails
+//! this test with schemathesis' report.
 
 mod support;
 
@@ -16,15 +21,18 @@ use std::time::{Duration, Instant};
 
 use sluice_store::{Completion, JobTypeSpec, KeyScope, NewSchedule};
 use sqlx::PgPool;
-use support::{Fixture, Sluice, repo_root};
+use support::{Fixture, Sluice, repo_root, sample};
 
 /// Test cases per operation and phase: bounded so that the whole test stays within a
 /// few minutes on two slow cores. `SLUICE_OPENAPI_EXAMPLES` raises it for a deeper run.
 const DEFAULT_EXAMPLES: &str = "50";
 
-/// The checks run on every answer (schemathesis' names).
+/// The checks run on every answer (schemathesis' names). `positive_data_acceptance`: a
+/// request the document allows is not refused with 400 (or any status but 2xx, 3xx,
+/// 401, 403, 404, 409, 429), so the document is as strict as the server.
 const CHECKS: &str = "not_a_server_error,status_code_conformance,content_type_conformance,\
-response_headers_conformance,response_schema_conformance,negative_data_rejection";
+response_headers_conformance,response_schema_conformance,negative_data_rejection,\
+positive_data_acceptance";
 
 /// Where `scripts/test` installs schemathesis (`ensure_schemathesis` in
 /// scripts/lib/toolchains.sh).
@@ -222,6 +230,10 @@ async fn every_answer_of_sluice_serve_matches_its_openapi_document(pool: PgPool)
                 .args(&args)
                 .current_dir(work)
                 .env("NO_COLOR", "1")
+                // Uploads' positive bodies are a real component (tests/e2e_openapi/).
+                .env("SCHEMATHESIS_HOOKS", "sluice_hooks")
+                .env("PYTHONPATH", repo_root().join("tests/e2e_openapi"))
+                .env("SLUICE_OPENAPI_COMPONENT", sample("echo"))
                 .env("COLUMNS", "160")
                 .output()
                 .expect("run schemathesis")

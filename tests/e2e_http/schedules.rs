@@ -1,5 +1,5 @@
-//! `/v1/schedules`: create (bad cron, time zone and job type refused, each named), list,
-//! show, pause, resume, delete — scoped to the caller's tenant.
+//! `/v1/schedules`: create (bad cron, time zone and job type refused, each named; a taken
+//! name is a 409), list, show, pause, resume, delete — scoped to the caller's tenant.
 
 use reqwest::Method;
 use serde_json::json;
@@ -43,6 +43,13 @@ async fn schedules_are_managed_over_http_within_one_tenant(pool: PgPool) {
     assert_eq!(body["tz"], "Europe/Paris");
     assert_eq!(body["catch_up"], "all");
     assert!(body["next_slot"].is_string(), "{body}");
+    // A taken name is a conflict with what exists, not a malformed request.
+    let (status, body) =
+        json(create(json!({"name": "nightly", "cron": "* * * * *", "type": "report"})).await).await;
+    assert_eq!(status, 409, "{body}");
+    let (code, message) = error_of(&body);
+    assert_eq!(code, "conflict");
+    assert!(message.contains("already exists"), "{message}");
 
     let (status, body) = json(api.get("/v1/schedules", &acme).await).await;
     assert_eq!(status, 200);

@@ -84,6 +84,7 @@ pub struct UploadParams {
         (status = 200, description = "Stored (or identical bytes were already stored under this name)", body = ComponentView),
         (status = 400, description = "Not a valid Sluice task component (the message says why)", body = ErrorBody),
         (status = 401, body = ErrorBody),
+        (status = 409, description = "This version already holds other bytes (versions are immutable)", body = ErrorBody),
         (status = 413, description = "Over the tenant's component size limit", body = ErrorBody),
     ),
     security(("bearer" = []))

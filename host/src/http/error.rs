@@ -137,7 +137,7 @@ impl From<StoreError> for ApiError {
             InvalidInput { .. } => Self::bad_request(error.to_string()),
             PayloadTooLarge { .. } => Self::too_large(error.to_string()),
             NotFound { entity, ref id } => Self::not_found(format!("{entity} {id} not found")),
-            IllegalTransition { .. } => {
+            IllegalTransition { .. } | Conflict { .. } => {
                 Self::new(StatusCode::CONFLICT, "conflict", error.to_string())
             }
             KeyContended { .. } => ApiError {

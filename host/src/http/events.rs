@@ -28,12 +28,7 @@ use super::webhooks::endpoint_id;
 pub struct EventRequest {
     /// 1 to 128 of letters, digits, `_`, `.` and `-`, not starting with `.` or `-`.
     #[serde(rename = "type")]
-    #[schema(
-        min_length = 1,
-        max_length = 128,
-        pattern = "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$",
-        examples("invoice.paid")
-    )]
+    #[schema(min_length = 1, max_length = 128, examples("invoice.paid"))]
     pub event_type: String,
     /// Sent as the event's `data` (absent or null: `{}`); the whole event must fit the
     /// tenant's payload limit.

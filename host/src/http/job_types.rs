@@ -28,22 +28,32 @@ pub struct JobTypeRequest {
     /// `NAME` (latest version) or `NAME@VERSION` of one of the tenant's components.
     pub component: String,
     /// Attempts a job gets unless it asks otherwise (default 3).
+    #[serde(default, deserialize_with = "super::whole::option")]
     #[schema(minimum = 1)]
     pub max_attempts: Option<i32>,
     /// Wall-clock limit of one attempt.
+    #[serde(default, deserialize_with = "super::whole::option")]
     #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
     pub timeout_ms: Option<u64>,
+    #[serde(default, deserialize_with = "super::whole::option")]
     #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
     pub fuel: Option<u64>,
+    #[serde(default, deserialize_with = "super::whole::option")]
     #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
     pub memory_bytes: Option<u64>,
+    #[serde(default, deserialize_with = "super::whole::option")]
     #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
     pub output_bytes: Option<u64>,
+    #[serde(default, deserialize_with = "super::whole::option")]
     #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
     pub log_bytes: Option<u64>,
-    #[schema(minimum = 0, maximum = 9223372036854775807_i64)]
+    /// Retry delay before the second attempt, at most 100 years (3155760000000 ms).
+    #[serde(default, deserialize_with = "super::whole::option")]
+    #[schema(minimum = 0)]
     pub backoff_base_ms: Option<u64>,
-    #[schema(minimum = 0, maximum = 9223372036854775807_i64)]
+    /// Longest retry delay, at most 100 years (3155760000000 ms).
+    #[serde(default, deserialize_with = "super::whole::option")]
+    #[schema(minimum = 0)]
     pub backoff_cap_ms: Option<u64>,
     /// Fraction 0..=1 of random spread on retry delays.
     #[schema(minimum = 0, maximum = 1)]
@@ -54,21 +64,27 @@ pub struct JobTypeRequest {
     #[schema(max_items = 64, value_type = Option<Vec<String>>)]
     pub allow_http: Option<Vec<String>>,
     /// Outbound requests one attempt may start (default 20).
+    #[serde(default, deserialize_with = "super::whole::option")]
     #[schema(minimum = 0, maximum = 2147483647)]
     pub http_max_requests: Option<u32>,
     /// Largest request body of one outbound request (default 10 MiB).
+    #[serde(default, deserialize_with = "super::whole::option")]
     #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
     pub http_max_request_bytes: Option<u64>,
     /// Largest response body of one outbound request (default 10 MiB).
+    #[serde(default, deserialize_with = "super::whole::option")]
     #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
     pub http_max_response_bytes: Option<u64>,
     /// Longest wait to connect (TCP + TLS) per outbound request (default 10 s).
+    #[serde(default, deserialize_with = "super::whole::option")]
     #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
     pub http_connect_timeout_ms: Option<u64>,
     /// Longest wait for a response head per outbound request (default 30 s).
+    #[serde(default, deserialize_with = "super::whole::option")]
     #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
     pub http_first_byte_timeout_ms: Option<u64>,
     /// Longest wait between two pieces of a response body (default 30 s).
+    #[serde(default, deserialize_with = "super::whole::option")]
     #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
     pub http_between_bytes_timeout_ms: Option<u64>,
     /// Names of the tenant's secrets attempts may read (`[A-Za-z_][A-Za-z0-9_]*`, set or

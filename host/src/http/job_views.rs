@@ -29,13 +29,15 @@ pub struct EnqueueRequest {
     #[serde(default)]
     #[schema(schema_with = schemas::priority_request)]
     pub priority: Option<serde_json::Value>,
-    /// Run no earlier than this instant (RFC 3339). Not with `delay`.
+    /// Run no earlier than this instant (RFC 3339, 1970 to 9999). Not with `delay`.
     pub run_at: Option<DateTime<Utc>>,
-    /// Run no earlier than this long from now (`30s`, `5m`, `1h 30m`, `250ms`; a bare
-    /// number is seconds). Not with `run_at`.
+    /// Run no earlier than this long from now, at most 100 years: one term, `250ms`,
+    /// `30s`, `5m`, `2h` or `7d` (a bare number is seconds; the server also reads sums
+    /// such as `1h 30m`). Not with `run_at`.
     #[schema(examples("30s"))]
     pub delay: Option<String>,
     /// Attempts before the job is dead (default: the job type's); 1 means never retried.
+    #[serde(default, deserialize_with = "super::whole::option")]
     #[schema(minimum = 1)]
     pub max_attempts: Option<i32>,
     /// A duplicate key (per tenant) returns the existing job with 200 and creates nothing.
@@ -91,10 +93,9 @@ pub(super) fn parse_priority(
     };
     match value {
         None | Some(serde_json::Value::Null) => Ok(sluice_store::priority::MEDIUM),
-        Some(serde_json::Value::Number(n)) => n
-            .as_i64()
-            .and_then(|n| i32::try_from(n).ok())
-            .ok_or_else(|| bad(n)),
+        Some(serde_json::Value::Number(n)) => {
+            super::whole::of_number::<i32>(n).ok_or_else(|| bad(n))
+        }
         Some(serde_json::Value::String(s)) => {
             sluice_store::priority::from_label(s).ok_or_else(|| bad(&format!("{s:?}")))
         }
@@ -316,7 +317,7 @@ pub struct ListParams {
     pub job_type: Option<String>,
     /// Only the follow-up jobs of this job.
     pub parent: Option<i64>,
-    /// `next_cursor` of the previous page (opaque; anything else is a 400).
+    /// `next_cursor` of the previous page (anything else is a 400).
     pub cursor: Option<String>,
     /// Jobs per page, 1 to 1000 (default 100).
     #[param(minimum = 1, maximum = 1000)]

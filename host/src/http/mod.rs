@@ -8,14 +8,17 @@
 //! `error` (the one error shape, axum rejections), `rate_limit` (token bucket),
 //! `state`, `jobs` + `job_views` + `attempt_logs`, `components`, `job_types`, `secrets`, `webhooks` +
 //! `events` + `webhook_views` (webhook endpoints, events, deliveries), `health`, `openapi`,
-//! `server` (connections, header timeout), `body_limit` (413 on a declared length over the
-//! route's limit, before reading), `body_timeout`, `validate` (field checks).
+//! `constraints` + `patterns` (what the document adds to the derived schemas, from the
+//! server's own constants), `server` (connections, header timeout), `body_limit` (413 on
+//! a declared length over the route's limit, before reading), `body_timeout`, `validate`
+//! (field checks), `whole` (integers as JSON Schema counts them: `3.0` is 3).
 
 mod attempt_logs;
 mod auth;
 mod body_limit;
 mod body_timeout;
 mod components;
+mod constraints;
 mod error;
 mod events;
 mod health;
@@ -23,6 +26,7 @@ mod job_types;
 mod job_views;
 mod jobs;
 mod openapi;
+mod patterns;
 mod rate_limit;
 mod router;
 mod schedules;
@@ -34,6 +38,7 @@ mod stats;
 mod validate;
 mod webhook_views;
 mod webhooks;
+mod whole;
 mod workers;
 
 use std::future::Future;

@@ -217,7 +217,8 @@ fn add_links(doc: &mut Value) {
     }
 }
 
-/// The served document: the generated one with the shared answers and cross-field rules.
+/// The served document: the generated one with the shared answers, the constraints the
+/// derive cannot state (`constraints`) and the cross-field rules.
 pub fn finish(openapi: &utoipa::openapi::OpenApi) -> String {
     let mut doc = serde_json::to_value(openapi).expect("the generated OpenAPI document serialises");
     let paths = doc["paths"]
@@ -230,6 +231,7 @@ pub fn finish(openapi: &utoipa::openapi::OpenApi) -> String {
             }
         }
     }
+    super::constraints::apply(&mut doc);
     add_cross_field_rules(&mut doc);
     add_links(&mut doc);
     serde_json::to_string_pretty(&doc).expect("a JSON value serialises")

@@ -24,11 +24,13 @@ use crate::units::parse_duration;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScheduleRequest {
-    /// Unique per tenant (a taken name is a 400).
+    /// Unique per tenant (a taken name is a 409).
     #[schema(min_length = 1, max_length = 128)]
     pub name: String,
-    /// 5 fields (`*/5 * * * *`), or 6 with seconds first, or a nickname (`@daily`); an
-    /// expression that is not cron or never matches is a 400 naming it.
+    /// 5 fields (`*/5 * * * *`), or 6 with seconds first, each `*`, `*/step` or a list of
+    /// numbers, or a nickname (`@daily`); a day list naming the 29th to 31st goes with
+    /// every month. The server also reads ranges and names (`MON-FRI`); an expression
+    /// that is not cron or never matches is a 400 naming it.
     #[schema(examples("*/5 * * * *"))]
     pub cron: String,
     /// IANA time zone (default `UTC`); an unknown zone is a 400.
@@ -44,14 +46,17 @@ pub struct ScheduleRequest {
     #[schema(schema_with = schemas::priority_request)]
     pub priority: Option<serde_json::Value>,
     /// Attempts of each job (default: the job type's).
+    #[serde(default, deserialize_with = "super::whole::option")]
     #[schema(minimum = 1)]
     pub max_attempts: Option<i32>,
-    /// Each job runs at its slot plus up to this much (`30s`; at most a week).
+    /// Each job runs at its slot plus up to this much, at most a week: one term (`30s`,
+    /// `5m`, `2h`, `7d`; a bare number is seconds).
     #[schema(examples("30s"))]
     pub jitter: Option<String>,
     #[schema(schema_with = schemas::catch_up_request)]
     pub catch_up: Option<String>,
     /// With `all`: how many missed slots run at most, 1 to 100000 (default 10).
+    #[serde(default, deserialize_with = "super::whole::option")]
     #[schema(minimum = 1, maximum = 100000)]
     pub max_catch_up: Option<u32>,
 }
@@ -97,9 +102,10 @@ fn missing(name: &str) -> ApiError {
     request_body = ScheduleRequest,
     responses(
         (status = 201, description = "The stored schedule, with its next slot", body = Schedule),
-        (status = 400, description = "Malformed field, cron expression or time zone, or a taken name (named)", body = ErrorBody),
+        (status = 400, description = "Malformed field, cron expression or time zone (named)", body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 404, description = "Unknown job type", body = ErrorBody),
+        (status = 409, description = "The tenant already has a schedule of this name", body = ErrorBody),
         (status = 413, description = "Payload over the tenant's limit", body = ErrorBody),
     ),
     security(("bearer" = []))

@@ -40,12 +40,13 @@ pub struct CreateEndpointRequest {
     /// Free text, at most 1024 characters.
     #[schema(max_length = 1024)]
     pub description: Option<String>,
-    /// Delays before retries after attempt 1, 2, … as duration strings (`["5s", "5m",
-    /// "30m"]`), at most 20 steps of at most 7 days each; `[]`: never retry. Absent or
-    /// null: the default schedule (5s, 5m, 30m, 2h, 5h, 10h, 10h).
+    /// Delays before retries after attempt 1, 2, … as one-term durations (`["5s", "5m",
+    /// "30m"]`; units `ms`, `s`, `m`, `h`, `d`), at most 20 steps of at most 7 days each;
+    /// `[]`: never retry. Absent or null: the default schedule (5s, 5m, 30m, 2h, 5h, 10h,
+    /// 10h).
     #[schema(max_items = 20, examples(json!(["5s", "5m", "30m"])))]
     pub retry_schedule: Option<Vec<String>>,
-    /// Longest time one attempt may take, 100ms to 5m (default `15s`).
+    /// Longest time one attempt may take, 100ms to 5m, one term (default `15s`).
     #[schema(examples("15s"))]
     pub timeout: Option<String>,
 }
@@ -87,7 +88,8 @@ where
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RotateRequest {
-    /// A duration up to 30 days (`24h`, the default; `0s` stops the old secret at once).
+    /// A one-term duration up to 30 days (`24h`, the default; `0s` stops the old secret
+    /// at once).
     #[schema(examples("24h"))]
     pub grace: Option<String>,
 }
@@ -130,6 +132,7 @@ fn endpoint_error(e: EndpointError) -> ApiError {
         (status = 201, description = "Created; `secret` is never shown again", body = EndpointView),
         (status = 400, description = "A malformed field: URL, pattern, duration, … (named)", body = ErrorBody),
         (status = 401, body = ErrorBody),
+        (status = 409, description = "The tenant already has the most endpoints it may have (100)", body = ErrorBody),
         (status = 503, description = "The server has no secrets key (code `secrets_key_missing`), or the database is unavailable", body = ErrorBody),
     ),
     security(("bearer" = []))

@@ -134,6 +134,7 @@ pub async fn not_found_page() -> Response {
 pub fn store_error(error: &StoreError) -> Response {
     match error {
         StoreError::InvalidInput { .. }
+        | StoreError::Conflict { .. }
         | StoreError::IllegalTransition { .. }
         | StoreError::UnknownJobType { .. } => {
             error_page(StatusCode::BAD_REQUEST, "Refused", &error.to_string())

@@ -131,7 +131,7 @@ impl Store {
                 match existing {
                     Some(e) if e.sha256 == sha256 => return Ok(e),
                     Some(e) => {
-                        return Err(StoreError::InvalidInput {
+                        return Err(StoreError::Conflict {
                             field: "component version",
                             message: format!(
                                 "{}/{} version {v} already exists with different bytes (sha256 {}); \

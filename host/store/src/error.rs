@@ -27,6 +27,14 @@ pub enum StoreError {
         message: String,
     },
 
+    /// The request is well formed but clashes with what exists (a taken name, a full
+    /// quota); nothing was written. `field` names the request field it is about.
+    #[error("{field}: {message}")]
+    Conflict {
+        field: &'static str,
+        message: String,
+    },
+
     /// The payload is bigger than the tenant's limit; nothing was written.
     #[error(
         "payload is {size} bytes, over the limit of {limit} bytes: store large data elsewhere and pass a reference"

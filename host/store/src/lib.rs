@@ -73,8 +73,9 @@ pub use overview::{MAX_RUNNING_JOBS, MAX_THROUGHPUT_MINUTES, MinuteCounts, Runni
 pub use reap::ReapedJob;
 pub use retention::{PruneReport, RetentionPolicy};
 pub use schedules::{
-    CatchUp, DEFAULT_MAX_CATCH_UP, FireReport, NewSchedule, ON_TIME_GRACE, ScheduleRecord,
-    next_slot_after, parse_cron, parse_tz,
+    CatchUp, DEFAULT_MAX_CATCH_UP, FireReport, MAX_CATCH_UP, MAX_CRON_CHARS, MAX_JITTER,
+    NewSchedule, ON_TIME_GRACE, ScheduleRecord, next_slot_after, parse_cron, parse_tz,
+    time_zone_names,
 };
 pub use secrets::{
     MAX_SECRET_BYTES, MAX_SECRET_GRANTS, MAX_SECRET_NAME_LEN, Resealed, SealedSecret, SecretInfo,
@@ -91,7 +92,8 @@ pub use webhook_deliveries::{
 };
 pub use webhooks::{
     DEFAULT_RETRY_SCHEDULE, DEFAULT_WEBHOOK_TIMEOUT, EndpointInfo, EndpointUpdate,
-    MAX_ENDPOINTS_PER_TENANT, NewEndpoint, SealedValue, TEST_EVENT_TYPE, WEBHOOK_JOB_TYPE,
+    MAX_ENDPOINTS_PER_TENANT, MAX_RETRY_STEP, MAX_RETRY_STEPS, MAX_URL_LEN, MAX_WEBHOOK_TIMEOUT,
+    MIN_WEBHOOK_TIMEOUT, NewEndpoint, SealedValue, TEST_EVENT_TYPE, WEBHOOK_JOB_TYPE,
     endpoint_secret_name, parse_endpoint_id, validate_event_type,
 };
 pub use workers::{

@@ -40,6 +40,9 @@ pub const MAX_URL_LEN: usize = 2048;
 /// Most retries in a schedule, and the longest step.
 pub const MAX_RETRY_STEPS: usize = 20;
 pub const MAX_RETRY_STEP: Duration = Duration::from_secs(7 * 24 * 3600);
+/// The bounds of an endpoint's attempt timeout.
+pub const MIN_WEBHOOK_TIMEOUT: Duration = Duration::from_millis(100);
+pub const MAX_WEBHOOK_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// An endpoint as shown: never its secret.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
@@ -227,7 +230,7 @@ fn schedule_ms(schedule: Option<&[Duration]>) -> Result<Option<Vec<i64>>, StoreE
 fn timeout_ms(timeout: Option<Duration>) -> Result<Option<i32>, StoreError> {
     match timeout {
         None => Ok(None),
-        Some(t) if t >= Duration::from_millis(100) && t <= Duration::from_secs(300) => {
+        Some(t) if (MIN_WEBHOOK_TIMEOUT..=MAX_WEBHOOK_TIMEOUT).contains(&t) => {
             Ok(Some(t.as_millis() as i32))
         }
         Some(t) => Err(StoreError::InvalidInput {
@@ -293,15 +296,13 @@ impl Store {
             .map_err(length_errors)?;
         match row {
             Some(info) => Ok(info),
-            None if self.get_tenant(&spec.tenant).await?.is_some() => {
-                Err(StoreError::InvalidInput {
-                    field: "endpoint",
-                    message: format!(
-                        "tenant {:?} already has {MAX_ENDPOINTS_PER_TENANT} webhook endpoints, the most it may have: delete one first",
-                        spec.tenant
-                    ),
-                })
-            }
+            None if self.get_tenant(&spec.tenant).await?.is_some() => Err(StoreError::Conflict {
+                field: "endpoint",
+                message: format!(
+                    "tenant {:?} already has {MAX_ENDPOINTS_PER_TENANT} webhook endpoints, the most it may have: delete one first",
+                    spec.tenant
+                ),
+            }),
             None => Err(StoreError::UnknownTenant(spec.tenant.clone())),
         }
     }

@@ -15,7 +15,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 pub use fire::FireReport;
-pub use slots::{CatchUp, ON_TIME_GRACE, next_slot_after, parse_cron, parse_tz};
+pub use slots::{CatchUp, ON_TIME_GRACE, next_slot_after, parse_cron, parse_tz, time_zone_names};
 
 use crate::job_types::validate_job_type_name;
 use crate::{Store, StoreError, tenants, text};
@@ -124,10 +124,14 @@ fn invalid(field: &'static str, message: String) -> StoreError {
     StoreError::InvalidInput { field, message }
 }
 
-/// Everything about a new schedule that can be checked without the database.
 /// The longest cron expression stored (`schedules_cron_length`, migration 0006).
-const MAX_CRON_CHARS: usize = 256;
+pub const MAX_CRON_CHARS: usize = 256;
+/// The longest jitter of a schedule's jobs.
+pub const MAX_JITTER: Duration = Duration::from_secs(7 * 24 * 3600);
+/// The most missed slots one firing of a `catch_up = all` schedule runs.
+pub const MAX_CATCH_UP: u32 = 100_000;
 
+/// Everything about a new schedule that can be checked without the database.
 fn validate(spec: &NewSchedule) -> Result<(), StoreError> {
     tenants::validate_tenant_id(&spec.tenant)
         .map_err(|_| StoreError::UnknownTenant(spec.tenant.clone()))?;
@@ -168,13 +172,13 @@ fn validate(spec: &NewSchedule) -> Result<(), StoreError> {
             format!("a cron expression must be 1 to {MAX_CRON_CHARS} characters, got {cron_chars}"),
         ));
     }
-    if spec.max_catch_up < 1 || spec.max_catch_up > 100_000 {
+    if spec.max_catch_up < 1 || spec.max_catch_up > MAX_CATCH_UP {
         return Err(invalid(
             "max_catch_up",
-            format!("must be 1 to 100000, got {}", spec.max_catch_up),
+            format!("must be 1 to {MAX_CATCH_UP}, got {}", spec.max_catch_up),
         ));
     }
-    if spec.jitter > Duration::from_secs(7 * 24 * 3600) {
+    if spec.jitter > MAX_JITTER {
         return Err(invalid(
             "jitter",
             format!("{:?} is longer than a week", spec.jitter),
@@ -239,14 +243,12 @@ impl Store {
             .bind(first)
             .fetch_optional(&self.pool)
             .await?;
-        row.ok_or_else(|| {
-            invalid(
-                "name",
-                format!(
-                    "schedule {:?} already exists for tenant {:?}: delete it first or pick another name",
-                    spec.name, spec.tenant
-                ),
-            )
+        row.ok_or_else(|| StoreError::Conflict {
+            field: "name",
+            message: format!(
+                "schedule {:?} already exists for tenant {:?}: delete it first or pick another name",
+                spec.name, spec.tenant
+            ),
         })
     }
 

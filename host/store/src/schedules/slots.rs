@@ -98,6 +98,11 @@ pub fn parse_cron(expression: &str) -> Result<Cron, StoreError> {
         })
 }
 
+/// Every name [`parse_tz`] accepts (the IANA database chrono-tz carries), in its order.
+pub fn time_zone_names() -> impl Iterator<Item = &'static str> {
+    chrono_tz::TZ_VARIANTS.iter().map(|tz| tz.name())
+}
+
 /// Parses an IANA time zone name (`Europe/Paris`, `UTC`).
 pub fn parse_tz(name: &str) -> Result<Tz, StoreError> {
     Tz::from_str(name).map_err(|_| StoreError::InvalidInput {

@@ -117,7 +117,7 @@ async fn component_versions(pool: PgPool) {
     assert!(
         matches!(
             err,
-            StoreError::InvalidInput {
+            StoreError::Conflict {
                 field: "component version",
                 ..
             }
