@@ -111,3 +111,37 @@ async fn rotate_key_reseals_signing_secrets_and_a_worker_with_only_the_new_key_s
         "{delivery:?}"
     );
 }
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_worker_without_the_endpoints_key_leaves_its_deliveries_pending(pool: PgPool) {
+    let ctx = setup(&pool);
+    let receiver = TestServer::start(status(200, "ok")).await;
+    // No retries: a spent attempt would make the delivery dead at once.
+    let (ep, secret) = ctx.endpoint(&url(&receiver), &["*"], &[]).await;
+    send(&pool, TENANT, "invoice.paid", json!({})).await;
+
+    let log = drain_with(&ctx, &new_key()).await;
+    assert!(
+        log.contains(&format!("1 under key id {}", ctx.keyring.current().id())),
+        "the worker says what it cannot open: {log}"
+    );
+    let pending = one(&ctx.deliveries(ep).await).clone();
+    assert_eq!(
+        (pending.state.as_str(), pending.attempt),
+        ("pending", 0),
+        "{pending:?}"
+    );
+    assert!(receiver.requests().is_empty());
+
+    // The right key: delivered, on its first attempt.
+    drain_with(&ctx, &ctx.key).await;
+    let requests = receiver.requests();
+    assert_eq!(requests.len(), 1);
+    verify(&requests[0], &secret).unwrap();
+    let done = one(&ctx.deliveries(ep).await).clone();
+    assert_eq!(
+        (done.state.as_str(), done.attempt),
+        ("completed", 1),
+        "{done:?}"
+    );
+}

@@ -102,6 +102,47 @@ async fn every_key_id_column_of_the_schema_is_a_kind_rotate_key_walks(pool: PgPo
 }
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn deliveries_stay_pending_on_a_host_that_cannot_open_their_signing_secret(pool: PgPool) {
+    let store = setup(&pool).await;
+    let (a, b) = (keyring(), keyring());
+    let ep = endpoint(&store, &a, TENANT, "whsec_a").await;
+    let delivery = send(&pool, TENANT).await;
+    let plain = store.enqueue(&job("plain")).await.unwrap().id;
+    // Only key B: the plain job, not the delivery (no attempt spent).
+    assert_eq!(claim_with(&store, &[&b]).await, [(plain, JOB.to_owned())]);
+    let row = store.get(None, delivery).await.unwrap().unwrap();
+    assert_eq!((row.state.to_string(), row.attempt), ("pending".into(), 0));
+    // Key A (beside B): claimed.
+    assert_eq!(
+        claim_with(&store, &[&b, &a]).await,
+        [(delivery, WEBHOOK_JOB_TYPE.to_owned())]
+    );
+
+    // Rotated to a secret under B, the previous one (under A) still signing: a host
+    // with only B cannot sign with both, so it leaves the delivery.
+    store
+        .rotate_webhook_secret(
+            TENANT,
+            ep,
+            &sealed_value(&b, TENANT, ep, "whsec_b"),
+            Duration::from_secs(3600),
+        )
+        .await
+        .unwrap();
+    let second = send(&pool, TENANT).await;
+    assert!(claim_with(&store, &[&b]).await.is_empty());
+    // Once the previous secret's grace is over it no longer signs: B is enough.
+    sqlx::query("UPDATE sluice.webhook_endpoints SET previous_until = now() - interval '1 s'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        claim_with(&store, &[&b]).await,
+        [(second, WEBHOOK_JOB_TYPE.to_owned())]
+    );
+}
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn signing_secrets_are_walked_resealed_with_a_guard_and_counted_per_kind(pool: PgPool) {
     let store = setup(&pool).await;
     let old = keyring();
