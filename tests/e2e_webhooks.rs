@@ -6,6 +6,7 @@
 //! 302, forbidden addresses and 410 (dead after one attempt, 410 disables the endpoint);
 //! a receiver slower than the timeout (retried); the endpoint read at send time (new URL,
 //! deleted, disabled); a rolled-back send (nothing); secret rotation (both signatures);
+//! the operator's key rotated under the endpoints, and a worker with the wrong key;
 //! tenants kept apart; and a worker SIGKILLed mid-delivery (sent again, same id).
 
 mod support;
@@ -16,6 +17,9 @@ mod egress_support;
 
 #[path = "e2e_webhooks/boundaries.rs"]
 mod boundaries;
+
+#[path = "e2e_webhooks/keys.rs"]
+mod keys;
 
 use std::time::Duration;
 

@@ -2,7 +2,8 @@
 //! from the environment or files ([`load_keyring`]), [`set_secret`] (validated, sealed,
 //! stored; shared by the CLI and the API), [`normalise_grants`] for `--secret` and the
 //! API's `secrets`, [`secret_grant`] (a type's granted names opened inside the job's own
-//! tenant, for the worker's registry) and [`rotate_key`].
+//! tenant, for the worker's registry) and [`rotate_key`] (re-seals everything sealed
+//! under the operator's keys, every [`SealedKind`] in one walk).
 //!
 //! Crypto is `sluice-secrets`'s; SQL is the store's. Must not: log or print a value or a
 //! key, put one in an error, or resolve a grant outside the job's tenant.
@@ -12,7 +13,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use sluice_sandbox::SecretGrant;
 use sluice_secrets::{Keyring, OpenError, SealError, Sealed, SecretKey};
-use sluice_store::{Resealed, SealedSecret, SecretInfo, Store, StoreError};
+use sluice_store::{
+    ResealedRow, SealedKind, SealedRow, SealedSecret, SealedValue, SecretInfo, Store, StoreError,
+};
 
 /// The current key, as 64 hex characters, in the environment.
 pub const KEY_ENV: &str = "SLUICE_SECRETS_KEY";
@@ -185,73 +188,155 @@ pub async fn secret_grant(
     Ok(SecretGrant::new(granted))
 }
 
+/// What [`rotate_key`] did for one kind of sealed value.
+#[derive(Debug, serde::Serialize)]
+pub struct KindReport {
+    pub kind: SealedKind,
+    /// Values of this kind re-sealed under the new key.
+    pub resealed: u64,
+    /// Values of this kind still under another key when the rotation ended.
+    pub left: u64,
+}
+
 /// What [`rotate_key`] did.
 #[derive(Debug, Default, serde::Serialize)]
 pub struct RotateReport {
-    /// The key every row should now be under.
+    /// The key every sealed value should now be under.
     pub key_id: String,
-    /// Rows re-sealed under it.
+    /// Values re-sealed under it, of every kind.
     pub resealed: u64,
-    /// Rows left under another key, each `tenant/name: why` (not opened by this
-    /// keyring, or set again under an old key while the rotation ran).
+    /// Per kind (every kind of [`SealedKind::ALL`], in that order), what was re-sealed.
+    pub kinds: Vec<KindReport>,
+    /// Values left under another key, each `tenant/row (kind): why` (not opened by
+    /// this keyring), and how many were sealed again under an old key after the walks.
     pub left: Vec<String>,
 }
 
-/// Re-seals every secret not under the keyring's current key, in batches of `batch`
-/// rows (one read and one guarded UPDATE each), while workers run: a row is only
-/// written if it still holds what was read. Walks the table up to three times, so rows
-/// set again under an old key during a walk are caught by the next.
+/// Re-seals every value sealed under the operator's keys (every [`SealedKind`]: tenant
+/// secrets, webhook signing secrets and the previous ones endpoints keep) that is not
+/// under the keyring's current key, in batches of `batch` rows (one read and one guarded
+/// UPDATE each), while workers run: a row is only written if it still holds what was
+/// read. Walks every kind up to three times, so values sealed again under an old key
+/// during a walk are caught by the next; then counts what is still under another key.
 pub async fn rotate_key(
     store: &Store,
     keyring: &Keyring,
     batch: u32,
-    mut progress: impl FnMut(u64),
+    mut progress: impl FnMut(SealedKind, u64),
 ) -> anyhow::Result<RotateReport> {
     let key_id = keyring.current().id().to_owned();
-    let mut report = RotateReport {
-        key_id: key_id.clone(),
-        ..RotateReport::default()
-    };
+    let mut kinds: Vec<KindReport> = SealedKind::ALL
+        .into_iter()
+        .map(|kind| KindReport {
+            kind,
+            resealed: 0,
+            left: 0,
+        })
+        .collect();
+    let mut left = Vec::new();
     for _walk in 0..3 {
-        let mut left = Vec::new();
+        left.clear();
         let mut changed = 0u64;
-        let mut after: Option<(String, String)> = None;
-        loop {
-            let cursor = after.as_ref().map(|(t, n)| (t.as_str(), n.as_str()));
-            let rows = store
-                .secrets_not_under_key(&key_id, cursor, batch.max(1))
-                .await
-                .context("read a batch of secrets to re-seal")?;
-            let Some(last) = rows.last() else { break };
-            after = Some((last.tenant.clone(), last.name.clone()));
-            let mut resealed = Vec::with_capacity(rows.len());
-            for row in rows {
-                match keyring.open(&row.tenant, &row.name, &sealed(&row)) {
-                    Ok(value) => {
-                        let new = keyring
-                            .seal(&row.tenant, &row.name, &value)
-                            .context("seal under the new key")?;
-                        resealed.push(Resealed {
-                            old: row,
-                            nonce: new.nonce,
-                            ciphertext: new.ciphertext,
-                        });
-                    }
-                    Err(e) => left.push(format!("{}/{}: {e}", row.tenant, row.name)),
-                }
-            }
-            let written = store
-                .reseal_secrets(&key_id, &resealed)
-                .await
-                .context("store a batch of re-sealed secrets")?;
-            changed += resealed.len() as u64 - written;
-            report.resealed += written;
-            progress(report.resealed);
+        for kind in &mut kinds {
+            let walk = walk_kind(store, keyring, kind.kind, &key_id, batch).await?;
+            changed += walk.changed;
+            kind.resealed += walk.resealed;
+            progress(kind.kind, kind.resealed);
+            left.extend(walk.left);
         }
-        report.left = left;
         if changed == 0 {
             break;
         }
     }
-    Ok(report)
+    // Whatever the walks saw, the count is the word on what is left.
+    for count in store
+        .sealed_key_counts()
+        .await
+        .context("count sealed values by key id")?
+    {
+        if count.key_id != key_id
+            && let Some(kind) = kinds.iter_mut().find(|k| k.kind == count.kind)
+        {
+            kind.left += count.count as u64;
+        }
+    }
+    let unexplained = kinds
+        .iter()
+        .map(|k| k.left)
+        .sum::<u64>()
+        .saturating_sub(left.len() as u64);
+    if unexplained > 0 {
+        left.push(format!(
+            "{unexplained} value(s) sealed under another key while the rotation ran: run rotate-key again"
+        ));
+    }
+    Ok(RotateReport {
+        resealed: kinds.iter().map(|k| k.resealed).sum(),
+        key_id,
+        kinds,
+        left,
+    })
+}
+
+/// One walk over the values of one kind.
+struct Walk {
+    resealed: u64,
+    /// Values read but changed before their guarded write.
+    changed: u64,
+    left: Vec<String>,
+}
+
+async fn walk_kind(
+    store: &Store,
+    keyring: &Keyring,
+    kind: SealedKind,
+    key_id: &str,
+    batch: u32,
+) -> anyhow::Result<Walk> {
+    let mut walk = Walk {
+        resealed: 0,
+        changed: 0,
+        left: Vec::new(),
+    };
+    let mut after: Option<SealedRow> = None;
+    loop {
+        let rows = store
+            .sealed_not_under_key(kind, key_id, after.as_ref(), batch.max(1))
+            .await
+            .with_context(|| format!("read a batch of {kind} to re-seal"))?;
+        let Some(last) = rows.last() else { break };
+        after = Some(last.clone());
+        let mut resealed = Vec::with_capacity(rows.len());
+        for row in rows {
+            let name = row.sealed_name();
+            match keyring.open(&row.tenant, &name, &sealed_value(&row.sealed)) {
+                Ok(value) => {
+                    let new = keyring
+                        .seal(&row.tenant, &name, &value)
+                        .context("seal under the new key")?;
+                    resealed.push(ResealedRow {
+                        old: row,
+                        nonce: new.nonce,
+                        ciphertext: new.ciphertext,
+                    });
+                }
+                Err(e) => walk.left.push(format!("{} ({kind}): {e}", row.label())),
+            }
+        }
+        let written = store
+            .reseal(kind, key_id, &resealed)
+            .await
+            .with_context(|| format!("store a batch of re-sealed {kind}"))?;
+        walk.changed += resealed.len() as u64 - written;
+        walk.resealed += written;
+    }
+    Ok(walk)
+}
+
+fn sealed_value(value: &SealedValue) -> Sealed {
+    Sealed {
+        key_id: value.key_id.clone(),
+        nonce: value.nonce.clone(),
+        ciphertext: value.ciphertext.clone(),
+    }
 }

@@ -445,7 +445,9 @@ CREATE INDEX ui_sessions_expires_at_idx ON sluice.ui_sessions USING btree (expir
 CREATE UNIQUE INDEX ui_sessions_pkey ON sluice.ui_sessions USING btree (id);
 CREATE UNIQUE INDEX ui_sessions_secret_hash_key ON sluice.ui_sessions USING btree (secret_hash);
 CREATE INDEX ui_sessions_token_id_idx ON sluice.ui_sessions USING btree (token_id) WHERE (token_id IS NOT NULL);
+CREATE INDEX webhook_endpoints_key_id_idx ON sluice.webhook_endpoints USING btree (key_id);
 CREATE UNIQUE INDEX webhook_endpoints_pkey ON sluice.webhook_endpoints USING btree (id);
+CREATE INDEX webhook_endpoints_previous_key_id_idx ON sluice.webhook_endpoints USING btree (previous_key_id) WHERE (previous_key_id IS NOT NULL);
 CREATE INDEX webhook_endpoints_tenant_idx ON sluice.webhook_endpoints USING btree (tenant, id);
 CREATE INDEX webhook_events_created_idx ON sluice.webhook_events USING btree (created_at);
 CREATE UNIQUE INDEX webhook_events_pkey ON sluice.webhook_events USING btree (id);
@@ -526,11 +528,13 @@ AS $function$
 #variable_conflict use_column
 DECLARE
     -- The job types (tenant/name; a tenant id holds no `/`) this host must leave pending:
-    -- those whose component targets a newer contract than it runs (for a newer host), and
+    -- those whose component targets a newer contract than it runs (for a newer host),
     -- those granted secrets it cannot decrypt -- it holds no key (p_secret_keys empty),
-    -- or a granted secret of the type's tenant is stored under a key id it does not hold.
-    -- Found by the components_contract_idx and job_types_secrets_idx probes, empty (and
-    -- free) when every host is current and holds the key.
+    -- or a granted secret of the type's tenant is stored under a key id it does not hold
+    -- -- and the webhook deliveries (tenant/sluice.webhook) of tenants with an endpoint
+    -- whose signing secret it cannot open (migration 0022). Found by the
+    -- components_contract_idx, job_types_secrets_idx and webhook_endpoints key id
+    -- probes, empty (and free) when every host is current and holds the keys.
     v_skip text[] := ARRAY(
         SELECT jt.tenant || '/' || jt.name
         FROM sluice.components co
@@ -543,8 +547,13 @@ DECLARE
           AND (COALESCE(cardinality(p_secret_keys), 0) = 0
                OR EXISTS (SELECT 1 FROM sluice.secrets s
                           WHERE s.tenant = jt.tenant AND s.name = ANY (jt.secrets)
-                            AND s.key_id <> ALL (p_secret_keys))));
-    -- Webhook deliveries are signed with sealed secrets: a host with no key leaves them.
+                            AND s.key_id <> ALL (p_secret_keys)))
+        UNION
+        SELECT t.tenant || '/sluice.webhook'
+        FROM sluice.webhook_tenants_sealed_elsewhere(p_secret_keys) AS t(tenant)
+        WHERE COALESCE(cardinality(p_secret_keys), 0) > 0);
+    -- Webhook deliveries are signed with sealed secrets: a host with no key leaves them
+    -- all.
     v_keyless boolean := COALESCE(cardinality(p_secret_keys), 0) = 0;
 BEGIN
     -- Driven from the capped tenants, one probe of the claim index each (a scalar
@@ -1216,6 +1225,42 @@ AS $function$
            OR (right(p.pattern, 2) = '.*'
                AND left(event_type, char_length(p.pattern) - 1) = left(p.pattern, -1))
     )
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.webhook_tenants_sealed_elsewhere(p_keys text[])
+ RETURNS SETOF text
+ LANGUAGE sql
+ STABLE
+AS $function$
+    WITH RECURSIVE current_keys AS (
+        (SELECT e.key_id FROM sluice.webhook_endpoints e ORDER BY e.key_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT e.key_id FROM sluice.webhook_endpoints e
+                WHERE e.key_id > k.key_id ORDER BY e.key_id LIMIT 1)
+        FROM current_keys k
+        WHERE k.key_id IS NOT NULL
+    ),
+    previous_keys AS (
+        (SELECT e.previous_key_id AS key_id FROM sluice.webhook_endpoints e
+         WHERE e.previous_key_id IS NOT NULL ORDER BY e.previous_key_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT e.previous_key_id FROM sluice.webhook_endpoints e
+                WHERE e.previous_key_id > k.key_id ORDER BY e.previous_key_id LIMIT 1)
+        FROM previous_keys k
+        WHERE k.key_id IS NOT NULL
+    )
+    -- The key ids not held, as an array: an index condition, so only the endpoints
+    -- under them are read (none at all when the host holds every key id).
+    SELECT e.tenant
+    FROM sluice.webhook_endpoints e
+    WHERE e.key_id = ANY (ARRAY(SELECT k.key_id FROM current_keys k
+                                WHERE k.key_id <> ALL (COALESCE(p_keys, '{}'))))
+    UNION
+    SELECT e.tenant
+    FROM sluice.webhook_endpoints e
+    WHERE e.previous_key_id = ANY (ARRAY(SELECT k.key_id FROM previous_keys k
+                                         WHERE k.key_id <> ALL (COALESCE(p_keys, '{}'))))
+      AND e.previous_until > now()
 $function$;
 
 

@@ -1,5 +1,5 @@
 //! `sluice secrets set|list|delete|rotate-key`: the tenant's secrets (`--tenant`), and
-//! re-sealing every tenant's under a new key. A value is read from stdin or
+//! re-sealing everything sealed under the operator's keys (every kind) under a new key. A value is read from stdin or
 //! `--from-file`, never from an argument (process arguments are visible to every user of
 //! the machine); it is never printed.
 //!
@@ -35,10 +35,12 @@ pub enum SecretsCommand {
     List,
     /// Delete a secret (types granted it then get `not-found`).
     Delete { name: String },
-    /// Re-seal every tenant's secrets under the current key (--secrets-key-file or
-    /// SLUICE_SECRETS_KEY), opening them with it or a previous key
-    /// (--secrets-old-key-file / SLUICE_SECRETS_OLD_KEYS), in batches, while workers
-    /// run. See docs/secrets.md for the whole procedure.
+    /// Re-seal everything sealed under the operator's keys (every tenant's secrets,
+    /// every webhook endpoint's signing secret and the previous one it keeps) under the
+    /// current key (--secrets-key-file or SLUICE_SECRETS_KEY), opening them with it or a
+    /// previous key (--secrets-old-key-file / SLUICE_SECRETS_OLD_KEYS), in batches, while
+    /// workers run; prints what it re-sealed per kind. See docs/secrets.md for the whole
+    /// procedure.
     RotateKey {
         /// Rows re-sealed per statement.
         #[arg(long, default_value_t = DEFAULT_ROTATE_BATCH)]
@@ -133,22 +135,27 @@ pub async fn run(
             if batch == 0 || batch > 10_000 {
                 bail!("--batch must be 1 to 10000, got {batch}");
             }
-            let report = host_secrets::rotate_key(store, &keyring, batch, |n| {
-                tracing::debug!(resealed = n, "rotate-key progress");
+            let report = host_secrets::rotate_key(store, &keyring, batch, |kind, n| {
+                tracing::debug!(%kind, resealed = n, "rotate-key progress");
             })
             .await?;
-            printer.value(
-                &report,
-                &[
-                    ("key id", report.key_id.clone()),
-                    ("re-sealed", report.resealed.to_string()),
-                    ("left", report.left.len().to_string()),
-                ],
-            );
-            if !report.left.is_empty() {
+            let mut fields = vec![("key id", report.key_id.clone())];
+            for kind in &report.kinds {
+                fields.push((kind.kind.label(), format!("{} re-sealed", kind.resealed)));
+            }
+            let left: u64 = report.kinds.iter().map(|k| k.left).sum();
+            fields.push(("left", left.to_string()));
+            printer.value(&report, &fields);
+            if left > 0 {
+                let per_kind: Vec<String> = report
+                    .kinds
+                    .iter()
+                    .filter(|k| k.left > 0)
+                    .map(|k| format!("{} {}", k.left, k.kind))
+                    .collect();
                 bail!(
-                    "{} secret(s) are not under key id {}:\n  {}",
-                    report.left.len(),
+                    "{} are not under key id {}:\n  {}",
+                    per_kind.join(", "),
                     report.key_id,
                     report.left.join("\n  ")
                 );

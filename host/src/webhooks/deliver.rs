@@ -9,6 +9,8 @@
 //! named; 410 is dead and disables the endpoint; anything else (other statuses,
 //! timeouts, connection errors) is retried on the endpoint's schedule. A deleted or
 //! disabled endpoint, or one whose filter no longer matches, cancels the delivery.
+//! A signing secret sealed under a key this host does not hold (moved there after the
+//! claim) gives the attempt back uncounted; one that does not authenticate is retried.
 //! Must not: follow a redirect, connect any other way than [`Connector::send`], or log or
 //! return a secret.
 
@@ -18,7 +20,7 @@ use bytes::Bytes;
 use http::{Request, header};
 use http_body_util::{BodyExt, Full};
 use sluice_sandbox::sluice_egress::{Connector, EgressError, Grant, RequestTimeouts};
-use sluice_secrets::{Keyring, Sealed};
+use sluice_secrets::{Keyring, OpenError, Sealed};
 use sluice_store::{
     DEFAULT_RETRY_SCHEDULE, EndpointForSend, Store, TEST_EVENT_TYPE, endpoint_secret_name,
 };
@@ -45,8 +47,8 @@ pub enum Verdict {
     /// The endpoint is gone, disabled or no longer subscribed: the delivery ends
     /// `cancelled` with this reason.
     Cancel(String),
-    /// This host cannot send it (no secrets key, or the store could not be read): give
-    /// the attempt back.
+    /// This host cannot send it (no secrets key, a signing secret under a key it does
+    /// not hold, or the store could not be read): give the attempt back.
     Release(&'static str),
 }
 
@@ -111,7 +113,16 @@ pub async fn deliver(sender: &Sender<'_>, job: &DeliveryJob<'_>, grant: &Grant) 
     };
     let secrets = match open_secrets(keyring, job.tenant, endpoint, &ep) {
         Ok(secrets) => secrets,
-        Err(error) => return retry(&ep, job.attempt, error),
+        // The claim leaves deliveries whose secrets are under a key this host does not
+        // hold; one moved to such a key since the claim goes back, attempt not counted.
+        Err((error @ OpenError::UnknownKey { .. }, label)) => {
+            tracing::warn!(why = %format!("the signing secret of {label} cannot be opened here: {error}"), "releasing the delivery for another host");
+            return Verdict::Release("not runnable on this host");
+        }
+        Err((error, label)) => {
+            let why = format!("the signing secret of {label} cannot be opened: {error}");
+            return retry(&ep, job.attempt, why);
+        }
     };
     let msg_id = message_id(event, endpoint);
     let timestamp = chrono::Utc::now().timestamp();
@@ -302,12 +313,13 @@ pub fn matches(patterns: &[String], event_type: &str) -> bool {
     })
 }
 
+/// The signing secrets, opened; or why one does not open, with the endpoint's label.
 fn open_secrets(
     keyring: &Keyring,
     tenant: &str,
     endpoint: i64,
     ep: &EndpointForSend,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, (OpenError, String)> {
     let name = endpoint_secret_name(endpoint);
     ep.secrets
         .iter()
@@ -317,12 +329,9 @@ fn open_secrets(
                 nonce: s.nonce.clone(),
                 ciphertext: s.ciphertext.clone(),
             };
-            keyring.open(tenant, &name, &sealed).map_err(|e| {
-                format!(
-                    "the signing secret of {} cannot be opened here: {e}",
-                    endpoint_label(endpoint)
-                )
-            })
+            keyring
+                .open(tenant, &name, &sealed)
+                .map_err(|e| (e, endpoint_label(endpoint)))
         })
         .collect()
 }

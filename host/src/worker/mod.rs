@@ -92,28 +92,29 @@ pub async fn run(
     Ok(summary)
 }
 
-/// Logs the secrets keys this worker holds, and warns when it has none, or when secrets
-/// are sealed under keys it does not hold: job types granted those are not claimed here.
+/// Logs the secrets keys this worker holds, and warns when it has none, or when values
+/// of any sealed kind (tenant secrets, webhook signing secrets) are under keys it does
+/// not hold: the jobs that need those are not claimed here.
 async fn say_what_secrets_this_host_opens(store: &Store, keys: Option<&sluice_secrets::Keyring>) {
     let Some(keys) = keys else {
         tracing::warn!(
-            "no secrets key (SLUICE_SECRETS_KEY or --secrets-key-file): jobs of types granted secrets are left pending for a host that has one"
+            "no secrets key (SLUICE_SECRETS_KEY or --secrets-key-file): jobs of types granted secrets, and webhook deliveries, are left pending for a host that has one"
         );
         return;
     };
     let held = keys.ids();
     info!(key_ids = %held.join(", "), "secrets keys loaded");
-    match store.secret_key_counts().await {
+    match store.sealed_key_counts().await {
         Ok(counts) => {
             let foreign: Vec<String> = counts
                 .iter()
-                .filter(|(id, _)| !held.contains(id))
-                .map(|(id, n)| format!("{n} under key id {id}"))
+                .filter(|c| !held.contains(&c.key_id))
+                .map(|c| format!("{}: {} under key id {}", c.kind, c.count, c.key_id))
                 .collect();
             if !foreign.is_empty() {
                 tracing::warn!(
                     held = %held.join(", "),
-                    "secrets sealed under keys this host does not hold ({}): job types granted them are left pending for a host that holds the key (wrong --secrets-key-file, or a rotation without --secrets-old-key-file?)",
+                    "secrets sealed under keys this host does not hold ({}): job types granted them, and deliveries to those endpoints' tenants, are left pending for a host that holds the key (wrong --secrets-key-file, or a rotation without --secrets-old-key-file?)",
                     foreign.join(", ")
                 );
             }

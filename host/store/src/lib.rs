@@ -34,6 +34,7 @@ mod reap;
 mod retention;
 mod schedules;
 mod schema;
+mod sealed;
 mod secrets;
 mod stats;
 mod tenants;
@@ -77,6 +78,7 @@ pub use schedules::{
     NewSchedule, ON_TIME_GRACE, ScheduleRecord, next_slot_after, parse_cron, parse_tz,
     time_zone_names,
 };
+pub use sealed::{ResealedRow, SealedCount, SealedKind, SealedRow, SealedRowKey};
 pub use secrets::{
     MAX_SECRET_BYTES, MAX_SECRET_GRANTS, MAX_SECRET_NAME_LEN, Resealed, SealedSecret, SecretInfo,
     check_secret_value, validate_secret_name,

@@ -8,7 +8,8 @@
 -- jobs whose type's component targets a newer one stay pending for a newer host,
 -- $7 the key ids of the secrets keys this host holds (text[]; migration 0013): jobs whose
 -- type is granted secrets it cannot open (no key, or a secret under another key) stay
--- pending,
+-- pending, and so do the webhook deliveries of tenants with an endpoint whose signing
+-- secret (or previous one, while it signs) is under another key (migration 0022),
 -- $8 tenants whose jobs this claim leaves pending, or NULL (text[]; migration 0021): a
 -- worker's spare slot claims only for tenants with nothing executing on it.
 SELECT id, tenant, job_type, payload, priority, attempt, max_attempts, lease_token, locked_until

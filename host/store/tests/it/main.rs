@@ -26,6 +26,7 @@ mod reap;
 mod retention;
 mod schedules;
 mod schema_file;
+mod sealed;
 mod secrets;
 mod sql_enqueue;
 mod sql_files;
