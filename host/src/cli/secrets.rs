@@ -21,6 +21,7 @@ pub enum SecretsCommand {
     /// Set (or replace) a secret; the value is read from stdin, or from --from-file. One
     /// trailing newline is dropped (`echo value | sluice secrets set NAME`); use
     /// --keep-newline to keep it. Needs the secrets key.
+    #[command(args = super::flags::tenant(), args = super::flags::keys())]
     Set {
         /// `[A-Za-z_][A-Za-z0-9_]*`, at most 128 characters, e.g. STRIPE_KEY.
         name: String,
@@ -32,13 +33,16 @@ pub enum SecretsCommand {
         keep_newline: bool,
     },
     /// The tenant's secrets: names, sizes, key ids and times (never the values).
+    #[command(args = super::flags::tenant())]
     List,
     /// Delete a secret (types granted it then get `not-found`).
+    #[command(args = super::flags::tenant())]
     Delete { name: String },
     /// Re-seal every tenant's secrets under the current key (--secrets-key-file or
     /// SLUICE_SECRETS_KEY), opening them with it or a previous key
     /// (--secrets-old-key-file / SLUICE_SECRETS_OLD_KEYS), in batches, while workers
     /// run. See docs/secrets.md for the whole procedure.
+    #[command(args = super::flags::keys())]
     RotateKey {
         /// Rows re-sealed per statement.
         #[arg(long, default_value_t = DEFAULT_ROTATE_BATCH)]
