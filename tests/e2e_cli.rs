@@ -7,6 +7,8 @@ mod support;
 mod autogroup;
 #[path = "e2e_cli/edges.rs"]
 mod edges;
+#[path = "e2e_cli/flags.rs"]
+mod flags;
 
 use sqlx::PgPool;
 use support::{Sluice, sample};

@@ -8,6 +8,9 @@
 mod http_support;
 mod support;
 
+#[path = "e2e_dashboard_http/odd_input.rs"]
+mod odd_input;
+
 use reqwest::StatusCode;
 use reqwest::redirect::Policy;
 use sluice_store::{JobState, NewJob};
@@ -53,12 +56,17 @@ impl Browser {
         response
     }
 
-    async fn get(&mut self, path: &str) -> (StatusCode, String) {
+    /// GETs `path` with this session's cookie; the whole answer.
+    async fn get_raw(&self, path: &str) -> reqwest::Response {
         let mut request = self.client.get(format!("{}{path}", self.base));
         if let Some(cookie) = &self.cookie {
             request = request.header("cookie", cookie);
         }
-        let response = request.send().await.unwrap();
+        request.send().await.unwrap()
+    }
+
+    async fn get(&mut self, path: &str) -> (StatusCode, String) {
+        let response = self.get_raw(path).await;
         let status = response.status();
         let body = response.text().await.unwrap();
         if let Some(csrf) = hidden_value(&body, "csrf") {
@@ -74,6 +82,21 @@ impl Browser {
         fields: &[(&str, &str)],
         with_csrf: bool,
     ) -> (StatusCode, String) {
+        let response = self.post_form(path, fields, with_csrf).await;
+        (response.status(), response.text().await.unwrap())
+    }
+
+    /// POSTs `fields` with this session's CSRF token; the whole answer.
+    async fn post_raw(&self, path: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+        self.post_form(path, fields, true).await
+    }
+
+    async fn post_form(
+        &self,
+        path: &str,
+        fields: &[(&str, &str)],
+        with_csrf: bool,
+    ) -> reqwest::Response {
         let mut form: Vec<(&str, &str)> = fields.to_vec();
         if with_csrf {
             form.push(("csrf", self.csrf.as_deref().expect("a page was read first")));
@@ -86,8 +109,7 @@ impl Browser {
         if let Some(cookie) = &self.cookie {
             request = request.header("cookie", cookie);
         }
-        let response = request.send().await.unwrap();
-        (response.status(), response.text().await.unwrap())
+        request.send().await.unwrap()
     }
 }
 
@@ -418,9 +440,10 @@ async fn tenant_text_is_escaped_and_pages_carry_security_headers(pool: PgPool) {
         "{csp}"
     );
 
-    // A bad filter names the field instead of failing; unknown pages are 404 pages.
+    // A bad filter is a 400 naming the field, with the form to fix it; unknown pages
+    // are 404 pages.
     let (status, body) = browser.get("/ui/jobs?priority=high&payload=%7Bnope").await;
-    assert_eq!(status, StatusCode::OK);
+    assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(
         body.contains("priority: ") && body.contains("payload: "),
         "{body}"

@@ -1,13 +1,12 @@
 //! The `sluice` binary: parses the command line, sets up logging, runs the verb, and maps
 //! the result to an exit code (0 success, 1 failed operation, 2 usage error).
 
-use clap::Parser;
 use sluice::cli::{self, Cli, LogFormat};
 use tracing_subscriber::EnvFilter;
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse(); // exits 2 on usage errors
-    init_logging(cli.global.log_format);
+    let (cli, global) = Cli::parse_with_flags(); // exits 2 on usage errors
+    init_logging(global.log_format);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -15,7 +14,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(1);
         }
     };
-    match runtime.block_on(cli::run(cli)) {
+    match runtime.block_on(cli::run(cli, global)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");

@@ -45,6 +45,7 @@ pub enum ComponentCommand {
 #[derive(Debug, Subcommand)]
 pub enum TypesCommand {
     /// Create or update a job type.
+    #[command(args = super::flags::egress())]
     Set(Box<TypeArgs>),
     /// List job types.
     List,

@@ -8,6 +8,7 @@ mod background;
 mod components;
 mod enqueue;
 mod events;
+mod flags;
 mod job_logs;
 mod jobs;
 mod output;
@@ -25,63 +26,30 @@ mod workers;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use clap::{Args, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use sluice_store::Store;
 
+pub use flags::Global;
 pub use output::Printer;
 
 /// Sluice: background jobs as WebAssembly components, on PostgreSQL.
 #[derive(Debug, Parser)]
 #[command(name = "sluice", version, about)]
+// The shared flags, also accepted before the verb (hidden; see `flags`).
+#[command(args = flags::before_any_verb())]
 pub struct Cli {
-    #[command(flatten)]
-    pub global: Global,
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// Options every verb accepts.
-#[derive(Debug, Args)]
-pub struct Global {
-    /// PostgreSQL connection string.
-    #[arg(long, env = "DATABASE_URL", global = true, hide_env_values = true)]
-    pub database_url: Option<String>,
-    /// The tenant to act for.
-    #[arg(long, env = "SLUICE_TENANT", global = true, default_value = "default")]
-    pub tenant: String,
-    /// Print machine-readable JSON instead of tables.
-    #[arg(long, global = true)]
-    pub json: bool,
-    /// Log format on stderr.
-    #[arg(long, global = true, value_enum, default_value = "pretty")]
-    pub log_format: LogFormat,
-    /// Networks outbound HTTP may reach despite the deny list of private and special
-    /// addresses, as CIDR (repeatable or comma-separated), e.g. `10.1.0.0/16`. Also lets
-    /// allow lists name IP literals inside them. Logged when a worker starts.
-    #[arg(
-        long = "egress-allow-network",
-        env = "SLUICE_EGRESS_ALLOW_NETWORK",
-        global = true,
-        value_delimiter = ',',
-        value_name = "CIDR"
-    )]
-    pub egress_allow_networks: Vec<String>,
-    /// File holding the secrets key: 64 hex characters (32 random bytes, e.g. from
-    /// `openssl rand -hex 32`), a trailing newline allowed. Or set SLUICE_SECRETS_KEY to
-    /// the key itself. Used by worker, serve, secrets set, secrets rotate-key, webhooks
-    /// create and webhooks rotate-secret
-    /// (docs/secrets.md).
-    #[arg(
-        long,
-        env = "SLUICE_SECRETS_KEY_FILE",
-        global = true,
-        value_name = "PATH"
-    )]
-    pub secrets_key_file: Option<PathBuf>,
-    /// A previous secrets key that only decrypts, during a rotation (repeatable; or
-    /// SLUICE_SECRETS_OLD_KEYS, comma-separated keys).
-    #[arg(long = "secrets-old-key-file", global = true, value_name = "PATH")]
-    pub secrets_old_key_files: Vec<PathBuf>,
+impl Cli {
+    /// Parses the process's arguments (exits 2 on a usage error), with the shared flags'
+    /// values wherever they were given.
+    pub fn parse_with_flags() -> (Cli, Global) {
+        let matches = Cli::command().get_matches();
+        let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+        (cli, Global::from_matches(&matches))
+    }
 }
 
 impl Global {
@@ -112,59 +80,66 @@ pub enum LogFormat {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create or update the schema (a no-op when it is current); ensures tenant `default`.
+    #[command(args = flags::connect(), args = flags::json())]
     Migrate,
     /// Manage tenants, their limits and their API tokens.
-    #[command(subcommand)]
+    #[command(subcommand, args = flags::connect(), args = flags::json())]
     Tenants(tenants::TenantsCommand),
     /// Upload and inspect task components.
-    #[command(subcommand)]
+    #[command(subcommand, args = flags::connect(), args = flags::json(), args = flags::tenant())]
     Component(components::ComponentCommand),
     /// Define job types: which component runs them, with which limits.
-    #[command(subcommand)]
+    #[command(subcommand, args = flags::connect(), args = flags::json(), args = flags::tenant())]
     Types(components::TypesCommand),
     /// Enqueue a job.
+    #[command(args = flags::connect(), args = flags::json(), args = flags::tenant())]
     Enqueue(enqueue::EnqueueArgs),
     /// Inspect and steer jobs.
-    #[command(subcommand)]
+    #[command(subcommand, args = flags::connect(), args = flags::json(), args = flags::tenant())]
     Jobs(jobs::JobsCommand),
     /// Queue depth per state and job type, oldest ready job, lease expirations.
+    #[command(args = flags::connect(), args = flags::json(), args = flags::tenant())]
     Stats(stats::StatsArgs),
     /// Claim and run jobs.
+    #[command(args = flags::connect(), args = flags::json(), args = flags::egress(), args = flags::keys())]
     Worker(worker::WorkerArgs),
     /// The worker registry: every `sluice worker` and `sluice scheduler`, running, lost
     /// or stopped.
-    #[command(subcommand)]
+    #[command(subcommand, args = flags::connect(), args = flags::json())]
     Workers(workers::WorkersCommand),
     /// Serve the HTTP API (see docs/http-api.md).
+    #[command(args = flags::connect(), args = flags::egress(), args = flags::keys())]
     Serve(serve::ServeArgs),
     /// Cron schedules: one job per slot.
-    #[command(subcommand)]
+    #[command(subcommand, args = flags::connect(), args = flags::json(), args = flags::tenant())]
     Schedules(schedules::SchedulesCommand),
     /// The tenant's secrets (write-only: values are never shown), and key rotation.
-    #[command(subcommand)]
+    #[command(subcommand, args = flags::connect(), args = flags::json())]
     Secrets(secrets::SecretsCommand),
     /// Webhook endpoints of the tenant: create (prints the signing secret once), list,
     /// show, update, delete, rotate-secret, test, deliveries, redeliver.
-    #[command(subcommand)]
+    #[command(subcommand, args = flags::connect(), args = flags::json(), args = flags::tenant())]
     Webhooks(webhooks::WebhooksCommand),
     /// Webhook events: `events send` delivers one to every matching endpoint.
-    #[command(subcommand)]
+    #[command(subcommand, args = flags::connect(), args = flags::json(), args = flags::tenant())]
     Events(events::EventsCommand),
     /// Fire due schedules and run retention, without claiming jobs.
+    #[command(args = flags::connect())]
     Scheduler(background::SchedulerArgs),
     /// Measure throughput and latency (prints one JSON object last).
+    #[command(args = flags::connect())]
     Bench(crate::bench::BenchArgs),
     /// Start a task project in Rust, Python, JavaScript or C (no database needed).
-    #[command(subcommand)]
+    #[command(subcommand, args = flags::json())]
     Task(task_new::TaskCommand),
 }
 
 /// Run one parsed command.
-pub async fn run(cli: Cli) -> anyhow::Result<()> {
-    let printer = Printer::new(cli.global.json);
+pub async fn run(cli: Cli, global: Global) -> anyhow::Result<()> {
+    let printer = Printer::new(global.json);
     if let Command::Bench(args) = cli.command {
-        let store = match cli.global.database_url {
-            Some(_) => Some(connect(&cli.global).await?),
+        let store = match global.database_url {
+            Some(_) => Some(connect(&global).await?),
             None => None,
         };
         let report = crate::bench::run(store, args).await?;
@@ -174,7 +149,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     if let Command::Task(command) = cli.command {
         return task_new::run(&printer, command);
     }
-    let store = connect(&cli.global).await?;
+    let store = connect(&global).await?;
     if !matches!(cli.command, Command::Migrate) {
         // Every verb but `migrate` needs the schema this binary was built for: say so
         // once, with the fix, instead of failing on a missing relation.
@@ -189,25 +164,23 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 .context("create tenant `default`")?;
             printer.message("schema is up to date");
         }
-        Command::Tenants(command) => tenants::run(&store, &cli.global, &printer, command).await?,
+        Command::Tenants(command) => tenants::run(&store, &global, &printer, command).await?,
         Command::Component(command) => {
-            components::run_component(&store, &cli.global, &printer, command).await?
+            components::run_component(&store, &global, &printer, command).await?
         }
         Command::Types(command) => {
-            components::run_types(&store, &cli.global, &printer, command).await?
+            components::run_types(&store, &global, &printer, command).await?
         }
-        Command::Enqueue(args) => enqueue::run(&store, &cli.global, &printer, args).await?,
-        Command::Jobs(command) => jobs::run(&store, &cli.global, &printer, command).await?,
-        Command::Stats(args) => stats::run(&store, &cli.global, &printer, args).await?,
-        Command::Worker(args) => worker::run(store, &cli.global, &printer, args).await?,
+        Command::Enqueue(args) => enqueue::run(&store, &global, &printer, args).await?,
+        Command::Jobs(command) => jobs::run(&store, &global, &printer, command).await?,
+        Command::Stats(args) => stats::run(&store, &global, &printer, args).await?,
+        Command::Worker(args) => worker::run(store, &global, &printer, args).await?,
         Command::Workers(command) => workers::run(&store, &printer, command).await?,
-        Command::Serve(args) => serve::run(store, &cli.global, args).await?,
-        Command::Schedules(command) => {
-            schedules::run(&store, &cli.global, &printer, command).await?
-        }
-        Command::Secrets(command) => secrets::run(&store, &cli.global, &printer, command).await?,
-        Command::Webhooks(command) => webhooks::run(&store, &cli.global, &printer, command).await?,
-        Command::Events(command) => events::run(&store, &cli.global, &printer, command).await?,
+        Command::Serve(args) => serve::run(store, &global, args).await?,
+        Command::Schedules(command) => schedules::run(&store, &global, &printer, command).await?,
+        Command::Secrets(command) => secrets::run(&store, &global, &printer, command).await?,
+        Command::Webhooks(command) => webhooks::run(&store, &global, &printer, command).await?,
+        Command::Events(command) => events::run(&store, &global, &printer, command).await?,
         Command::Scheduler(args) => background::run_standalone(store, args).await?,
         Command::Bench(_) | Command::Task(_) => unreachable!("handled before connecting"),
     }

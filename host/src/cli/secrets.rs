@@ -21,6 +21,7 @@ pub enum SecretsCommand {
     /// Set (or replace) a secret; the value is read from stdin, or from --from-file. One
     /// trailing newline is dropped (`echo value | sluice secrets set NAME`); use
     /// --keep-newline to keep it. Needs the secrets key.
+    #[command(args = super::flags::tenant(), args = super::flags::keys())]
     Set {
         /// `[A-Za-z_][A-Za-z0-9_]*`, at most 128 characters, e.g. STRIPE_KEY.
         name: String,
@@ -32,8 +33,10 @@ pub enum SecretsCommand {
         keep_newline: bool,
     },
     /// The tenant's secrets: names, sizes, key ids and times (never the values).
+    #[command(args = super::flags::tenant())]
     List,
     /// Delete a secret (types granted it then get `not-found`).
+    #[command(args = super::flags::tenant())]
     Delete { name: String },
     /// Re-seal everything sealed under the operator's keys (every tenant's secrets,
     /// every webhook endpoint's signing secret and the previous one it keeps) under the
@@ -41,6 +44,7 @@ pub enum SecretsCommand {
     /// previous key (--secrets-old-key-file / SLUICE_SECRETS_OLD_KEYS), in batches, while
     /// workers run; prints what it re-sealed per kind. See docs/secrets.md for the whole
     /// procedure.
+    #[command(args = super::flags::keys())]
     RotateKey {
         /// Rows re-sealed per statement.
         #[arg(long, default_value_t = DEFAULT_ROTATE_BATCH)]

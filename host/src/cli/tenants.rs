@@ -29,6 +29,7 @@ pub enum TenantsCommand {
     Token(TokenCommand),
     /// Show or bound what the tenant's job types may be granted over HTTP: their
     /// `--allow-http` entries must each be inside one of these (docs/egress.md).
+    #[command(args = super::flags::egress())]
     Egress {
         id: String,
         /// A destination the tenant may grant, `scheme://host[:port]` or

@@ -23,6 +23,7 @@ use crate::webhooks::{self as hooks, EndpointError, endpoint_label};
 pub enum WebhooksCommand {
     /// Create an endpoint; prints its id and its signing secret (shown this once). Needs
     /// the secrets key.
+    #[command(args = super::flags::keys())]
     Create(CreateArgs),
     /// The tenant's endpoints.
     List,
@@ -34,6 +35,7 @@ pub enum WebhooksCommand {
     Delete { id: String },
     /// Give an endpoint a new signing secret (printed once); the previous one keeps
     /// signing beside it for --grace. Needs the secrets key.
+    #[command(args = super::flags::keys())]
     RotateSecret {
         id: String,
         /// How long the previous secret keeps signing (at most 30 days; `0s`: not at all).

@@ -114,6 +114,7 @@ pub fn app(state: AppState) -> Router {
     router
         // The dashboard (`/ui`): HTML pages with their own fallback and error pages.
         .nest("/ui", dashboard)
+        .route("/ui/", axum::routing::get(crate::ui::with_trailing_slash))
         .fallback(route_not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)

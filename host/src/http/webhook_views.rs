@@ -222,24 +222,14 @@ pub fn grace(field: &str, text: &str) -> Result<Duration, String> {
 }
 
 /// Refuses JSON that holds a NUL character (U+0000) in a string or a key: the event
-/// body is stored as `jsonb`, which cannot hold it.
+/// body is stored as `jsonb`, which cannot hold it. The rule is the store's
+/// ([`sluice_store::json_nul_at`]); this names the field as the caller wrote it.
 pub fn payload_text(field: &str, value: &serde_json::Value) -> Result<(), String> {
-    fn has_nul(value: &serde_json::Value) -> bool {
-        match value {
-            serde_json::Value::String(s) => s.contains('\0'),
-            serde_json::Value::Array(items) => items.iter().any(has_nul),
-            serde_json::Value::Object(map) => map
-                .iter()
-                .any(|(key, value)| key.contains('\0') || has_nul(value)),
-            _ => false,
-        }
-    }
-    if has_nul(value) {
-        Err(format!(
-            "invalid {field}: holds a NUL character (U+0000), which a JSON event cannot carry"
-        ))
-    } else {
-        Ok(())
+    match sluice_store::json_nul_at(value) {
+        None => Ok(()),
+        Some(at) => Err(format!(
+            "invalid {field}: holds a NUL character (\\u0000) at {at}; PostgreSQL's jsonb cannot hold it"
+        )),
     }
 }
 

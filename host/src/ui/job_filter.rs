@@ -78,6 +78,12 @@ impl Filter {
                 if !json.is_object() && !json.is_array() {
                     return Err("give a JSON object or array the payload must contain".into());
                 }
+                // The store's rule: jsonb, which the filter is compared as, cannot hold it.
+                if let Some(at) = sluice_store::json_nul_at(&json) {
+                    return Err(format!(
+                        "holds a NUL character (\\u0000) at {at}, which no payload can be searched for"
+                    ));
+                }
                 search.payload_contains = Some(json);
             }
             _ => {}
@@ -163,6 +169,18 @@ mod tests {
             "t",
         );
         assert_eq!(bad.errors.len(), 2, "{:?}", bad.errors);
+        let nul = Filter::parse(
+            &FormData::parse(&Bytes::from_static(
+                b"payload=%7B%22a%22%3A%22%5Cu0000%22%7D",
+            )),
+            "t",
+        );
+        assert_eq!(
+            nul.errors,
+            [
+                "payload: holds a NUL character (\\u0000) at $.a, which no payload can be searched for"
+            ]
+        );
         assert!(instant("2026-12-03").is_ok() && instant("yesterday").is_err());
     }
 }

@@ -2,8 +2,11 @@
 //! the ticked jobs or on everything matching the filter (after a confirmation that shows
 //! how many match).
 //!
-//! Owns: that page and the bulk action. Must not: decide which states an action may
-//! change (the store's bulk statements apply the single-job rules).
+//! Owns: that page and the bulk action. Every field of a bulk action (the action, the
+//! ids, the filter, the list to return to) is checked before the store is asked to change
+//! anything, and what is done afterwards cannot fail: a request answered with an error
+//! has changed nothing. Must not: decide which states an action may change (the store's
+//! bulk statements apply the single-job rules).
 
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
@@ -13,7 +16,7 @@ use maud::{Markup, html};
 use sluice_store::{BulkAction, JobSummary};
 
 use super::forms::{FormData, query_string};
-use super::job_filter::Filter;
+use super::job_filter::{FIELDS, Filter};
 use super::layout::{self, Nav, error_page, store_error};
 use super::session::Viewer;
 use super::views::{STATES, bytes_text, count, csrf_field, state_badge, when};
@@ -57,6 +60,11 @@ pub async fn page(
         }
         _ => None,
     };
+    let status = if filter.errors.is_empty() {
+        StatusCode::OK
+    } else {
+        StatusCode::BAD_REQUEST
+    };
     let body = html! {
         @if let Some(done) = form.get("done") { p.notice #bulk-done { (done) } }
         (filter_form(&filter))
@@ -70,7 +78,9 @@ pub async fn page(
             @if viewer.can_write() && matching > 0 { (bulk_matching_form(&viewer, &filter, matching)) }
         }
     };
-    Ok(layout::page(&viewer, Nav::Jobs, "Jobs", true, body))
+    let mut response = layout::page(&viewer, Nav::Jobs, "Jobs", true, body);
+    *response.status_mut() = status;
+    Ok(response)
 }
 
 fn filter_form(filter: &Filter) -> Markup {
@@ -215,7 +225,8 @@ pub async fn bulk(
         );
         return Ok(back_to_list(&back, &note));
     }
-    let ids: Vec<i64> = form.all("ids").filter_map(|id| id.parse().ok()).collect();
+    let back = return_query(form.get("return").unwrap_or_default())?;
+    let ids = ticked_ids(&form)?;
     if ids.is_empty() {
         return Err(error_page(
             StatusCode::BAD_REQUEST,
@@ -237,7 +248,43 @@ pub async fn bulk(
         .await
         .map_err(|e| store_error(&e))?;
     let note = format!("{} of {} ticked jobs {done}", outcome.changed, ids.len());
-    Ok(back_to_list(form.get("return").unwrap_or_default(), &note))
+    Ok(back_to_list(&back, &note))
+}
+
+/// The ticked job ids; one that is not a job id refuses the whole action.
+fn ticked_ids(form: &FormData) -> Result<Vec<i64>, Response> {
+    form.all("ids")
+        .map(|id| {
+            id.trim().parse().map_err(|_| {
+                error_page(
+                    StatusCode::BAD_REQUEST,
+                    "Refused",
+                    &format!("ids: {id:?} is not a job id"),
+                )
+            })
+        })
+        .collect()
+}
+
+/// The list to go back to after an action on ticked jobs: the `return` field (the
+/// list's query, as the list sent it) reduced to the filter's fields and encoded again,
+/// so the redirect stays on `/ui/jobs` whatever was posted. A control character (CR, LF,
+/// …) refuses the action: no page of ours sends one.
+fn return_query(value: &str) -> Result<String, Response> {
+    if let Some(c) = value.chars().find(|c| c.is_control()) {
+        return Err(error_page(
+            StatusCode::BAD_REQUEST,
+            "Refused",
+            &format!(
+                "return: holds the control character {c:?}; it is the jobs list's query, e.g. state=dead&type=echo"
+            ),
+        ));
+    }
+    let posted = FormData::parse(&Bytes::copy_from_slice(value.as_bytes()));
+    let pairs = FIELDS
+        .into_iter()
+        .flat_map(|name| posted.all(name).map(move |v| (name, v)));
+    Ok(query_string(pairs))
 }
 
 fn back_to_list(query: &str, note: &str) -> Response {

@@ -26,11 +26,18 @@ mod types;
 mod views;
 
 use axum::Router;
+use axum::response::Redirect;
 use axum::routing::{get, post};
 
 use crate::http::AppState;
 
 pub use session::SESSION_COOKIE;
+
+/// `/ui/` (a nested router only answers `/ui` itself): the dashboard is at `/ui`.
+/// Registered beside the nest by `http::router::app`.
+pub async fn with_trailing_slash() -> Redirect {
+    Redirect::permanent("/ui")
+}
 
 /// The dashboard's routes, nested at `/ui` in `sluice serve`'s app beside `/v1` (so
 /// the paths below are relative to `/ui`).

@@ -50,7 +50,8 @@ pub struct JobSearch {
     /// Created before this instant.
     pub created_to: Option<DateTime<Utc>>,
     /// The payload, read as JSON, contains this value (`@>`); payloads that are not JSON
-    /// never match.
+    /// never match. A value holding `\u0000` (which `jsonb` cannot hold) is refused with
+    /// `InvalidInput` by every call that takes the search.
     pub payload_contains: Option<serde_json::Value>,
 }
 
@@ -101,6 +102,15 @@ fn state_names(search: &JobSearch) -> Vec<&'static str> {
     search.states.iter().map(|s| s.as_str()).collect()
 }
 
+/// Refuses a payload filter `jsonb` cannot hold (a `\u0000`): it could match nothing,
+/// and saying so beats an empty list that looks like an answer.
+fn check(search: &JobSearch) -> Result<(), StoreError> {
+    match &search.payload_contains {
+        Some(value) => text::check_json("payload filter", value),
+        None => Ok(()),
+    }
+}
+
 /// False when no stored job can match (a text filter holds NUL).
 fn findable(search: &JobSearch) -> bool {
     text::findable(&search.tenant)
@@ -118,6 +128,7 @@ impl Store {
         after: Option<i64>,
         limit: u32,
     ) -> Result<Vec<JobSummary>, StoreError> {
+        check(search)?;
         if !findable(search) {
             return Ok(Vec::new());
         }
@@ -141,6 +152,7 @@ impl Store {
 
     /// How many of the tenant's jobs match `search`.
     pub async fn count_jobs(&self, search: &JobSearch) -> Result<i64, StoreError> {
+        check(search)?;
         if !findable(search) {
             return Ok(0);
         }
@@ -235,6 +247,7 @@ impl Store {
         search: &JobSearch,
         action: BulkAction,
     ) -> Result<BulkOutcome, StoreError> {
+        check(search)?;
         let mut total = BulkOutcome::default();
         let mut after = None;
         loop {

@@ -85,6 +85,7 @@ pub use secrets::{
 };
 pub use stats::{StateCounts, Stats, TypeStats};
 pub use tenants::{TenantLimits, TenantRecord};
+pub use text::json_nul_at;
 pub use time_range::{MAX_DELAY, RUN_AT_MAX, RUN_AT_MIN};
 pub use tokens::{NewToken, TOKEN_PREFIX, TokenIdentity, TokenRecord, token_hash};
 pub use types::{AttemptOutcome, JobState, KeyScope, Lease, priority};

@@ -106,6 +106,7 @@ impl EventRequest {
                 ),
             })?;
         crate::webhooks::validate_event_type(&request.event_type)?;
+        text::check_json("payload", &request.payload)?;
         if let Some(key) = &request.idempotency_key {
             check_key(key)?;
         }
@@ -146,6 +147,7 @@ impl Store {
         idempotency_key: Option<&str>,
     ) -> Result<i64, StoreError> {
         crate::webhooks::validate_event_type(event_type)?;
+        text::check_json("payload", payload)?;
         if let Some(key) = idempotency_key {
             check_key(key)?;
         }

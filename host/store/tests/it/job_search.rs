@@ -1,7 +1,9 @@
 //! The dashboard's job search: every filter alone and combined, keyset pages, payload
 //! containment (non-JSON payloads never match and never fail), and counts.
 
-use sluice_store::{Completion, JobSearch, JobState, KeyScope, NewJob, Store};
+use sluice_store::{
+    BulkAction, Completion, JobSearch, JobState, KeyScope, NewJob, Store, StoreError,
+};
 use sqlx::PgPool;
 
 use crate::common::*;
@@ -225,6 +227,43 @@ async fn payload_containment_skips_payloads_that_are_not_json(pool: PgPool) {
         ..contains(serde_json::json!({"user": 1}))
     };
     assert_eq!(ids(s, &combined).await, [x.tagged]);
+}
+
+/// `jsonb` cannot hold `\u0000`: a payload filter holding it is refused by every call
+/// that takes a search, naming the filter and where (not a database error, a 500 to the
+/// dashboard), and the bulk action changes nothing. `send_event` applies the same rule.
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn json_holding_nul_is_refused_naming_where_by_every_call(pool: PgPool) {
+    let x = fixture(&pool).await;
+    let s = &x.store;
+    let nul = JobSearch {
+        payload_contains: Some(serde_json::json!({"user": 2, "note": ["a", "b\u{0}"]})),
+        ..search()
+    };
+    let expected = "invalid payload filter: holds a NUL character (\\u0000) at $.note[1]; \
+                    PostgreSQL's jsonb cannot hold it";
+    let refused = |e: StoreError| {
+        assert!(matches!(e, StoreError::InvalidInput { .. }), "{e:?}");
+        assert_eq!(e.to_string(), expected);
+    };
+    refused(s.search_jobs(&nul, None, 10).await.unwrap_err());
+    refused(s.count_jobs(&nul).await.unwrap_err());
+    refused(s.bulk_matching(&nul, BulkAction::Retry).await.unwrap_err());
+    assert_eq!(
+        s.get(None, x.dead).await.unwrap().unwrap().state,
+        JobState::Dead
+    );
+
+    let err = s
+        .send_event(TENANT, "a.b", &serde_json::json!({"k\u{0}": 1}), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidInput { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("NUL character (\\u0000) at $ (a key)"),
+        "{err}"
+    );
 }
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
