@@ -4,7 +4,8 @@
 //! token), and the one function that fills a [`Linker`] with everything a task of each
 //! contract the host runs may import: that interface, the denied-by-default WASI of
 //! `wasi_ctx.rs`, and from 0.2 `wasi:http` (sent through `egress_hooks.rs`) and
-//! `sluice:task/secrets` (`secrets_import.rs`).
+//! `sluice:task/secrets` (`secrets_import.rs`), with `http-error-code` answered by
+//! `http_error_code.rs`.
 //!
 //! Must not grant capabilities beyond the WIT contracts. Host functions never trap on
 //! guest input: logs past the cap are dropped, never an error. (wasmtime itself refuses a
@@ -56,6 +57,8 @@ pub(crate) fn add_to_linker(linker: &mut Linker<HostState>, max: Contract) -> wa
             |state| state,
         )?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
+        // Body-stream failures as their error code (wasmtime's own answers none of ours).
+        crate::http_error_code::link(linker)?;
     }
     Ok(())
 }
