@@ -1,13 +1,13 @@
-//! The `sluice` binary: parses the command line, sets up logging, runs the verb, and maps
-//! the result to an exit code (0 success, 1 failed operation, 2 usage error).
+//! The `sluice` binary: parses the command line, sets up logging (`sluice::logging`),
+//! runs the verb, and maps the result to an exit code (0 success, 1 failed operation,
+//! 2 usage error).
 
 use clap::Parser;
-use sluice::cli::{self, Cli, LogFormat};
-use tracing_subscriber::EnvFilter;
+use sluice::cli::{self, Cli};
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse(); // exits 2 on usage errors
-    init_logging(cli.global.log_format);
+    sluice::logging::init(cli.global.log_format);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -21,17 +21,5 @@ fn main() -> std::process::ExitCode {
             eprintln!("error: {error:#}");
             std::process::ExitCode::from(1)
         }
-    }
-}
-
-fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_env("SLUICE_LOG")
-        .unwrap_or_else(|_| EnvFilter::new("warn,sluice=info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Pretty => builder.init(),
-        LogFormat::Json => builder.json().init(),
     }
 }

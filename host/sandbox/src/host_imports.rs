@@ -10,7 +10,9 @@
 //! Must not grant capabilities beyond the WIT contracts. Host functions never trap on
 //! guest input: logs past the cap are dropped, never an error. (wasmtime itself refuses a
 //! single transfer above the host-call cap, `Limits::hostcall_bytes`, before this code
-//! runs.)
+//! runs.) The `bindgen!` calls here leave tracing off: a traced import would log what the
+//! guest passed, secrets included (the binary's log filter drops this module's TRACE and
+//! DEBUG events as well, `sluice::logging`).
 
 use wasmtime::component::{HasSelf, Linker};
 
