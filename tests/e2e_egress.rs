@@ -9,6 +9,9 @@
 
 mod support;
 
+#[path = "e2e_egress/caps.rs"]
+mod caps;
+
 #[path = "../host/egress/tests/support/mod.rs"]
 #[allow(dead_code)]
 mod egress_support;

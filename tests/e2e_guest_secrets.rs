@@ -18,6 +18,9 @@
 mod egress_support;
 mod support;
 
+#[path = "e2e_guest_secrets/trace_logs.rs"]
+mod trace_logs;
+
 use std::time::Instant;
 
 use egress_support::{Recorded, Reply, TestServer};

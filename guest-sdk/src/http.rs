@@ -220,7 +220,13 @@ impl Request {
             options
         });
         let future = outgoing_handler::handle(request, options).map_err(from_code)?;
-        write_body(body, &self.body)?;
+        // A body the host stops taking (over its cap, or the request refused) closes the
+        // stream: why is the response's error code, so that is read first.
+        let closed = match write_body(body, &self.body) {
+            Ok(()) => false,
+            Err(WriteFailure::Closed) => true,
+            Err(WriteFailure::Failed(e)) => return Err(e),
+        };
         future.subscribe().block();
         let response = match future.get() {
             Some(Ok(Ok(response))) => response,
@@ -228,6 +234,9 @@ impl Request {
             Some(Err(())) => return Err(invalid("response taken twice")),
             None => return Err(invalid("response not ready after waiting for it")),
         };
+        if closed {
+            return Err(stream_error(StreamError::Closed));
+        }
         let status = response.status();
         let headers = response.headers().entries();
         let incoming = response
@@ -280,19 +289,30 @@ impl Response {
     }
 }
 
-fn write_body(body: OutgoingBody, bytes: &[u8]) -> Result<(), HttpError> {
+/// How writing a request body failed.
+enum WriteFailure {
+    /// The host closed the stream: it stopped taking the body, and the response says why.
+    Closed,
+    /// Any other failure, with its code.
+    Failed(HttpError),
+}
+
+fn write_body(body: OutgoingBody, bytes: &[u8]) -> Result<(), WriteFailure> {
     {
         let stream = body
             .write()
-            .map_err(|()| invalid("request body stream taken twice"))?;
+            .map_err(|()| WriteFailure::Failed(invalid("request body stream taken twice")))?;
         for chunk in bytes.chunks(WRITE_CHUNK) {
             stream
                 .blocking_write_and_flush(chunk)
-                .map_err(stream_error)?;
+                .map_err(|e| match e {
+                    StreamError::Closed => WriteFailure::Closed,
+                    e => WriteFailure::Failed(stream_error(e)),
+                })?;
         }
         // The stream must be dropped before the body is finished.
     }
-    OutgoingBody::finish(body, None).map_err(from_code)
+    OutgoingBody::finish(body, None).map_err(|code| WriteFailure::Failed(from_code(code)))
 }
 
 fn read_body(body: &IncomingBody) -> Result<Vec<u8>, HttpError> {

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod grants;
 pub mod host;
 pub mod http;
+pub mod logging;
 pub mod metrics;
 pub mod registration;
 pub mod secrets;

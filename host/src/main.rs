@@ -1,12 +1,12 @@
-//! The `sluice` binary: parses the command line, sets up logging, runs the verb, and maps
-//! the result to an exit code (0 success, 1 failed operation, 2 usage error).
+//! The `sluice` binary: parses the command line, sets up logging (`sluice::logging`),
+//! runs the verb, and maps the result to an exit code (0 success, 1 failed operation,
+//! 2 usage error).
 
-use sluice::cli::{self, Cli, LogFormat};
-use tracing_subscriber::EnvFilter;
+use sluice::cli::{self, Cli};
 
 fn main() -> std::process::ExitCode {
     let (cli, global) = Cli::parse_with_flags(); // exits 2 on usage errors
-    init_logging(global.log_format);
+    sluice::logging::init(global.log_format);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -20,17 +20,5 @@ fn main() -> std::process::ExitCode {
             eprintln!("error: {error:#}");
             std::process::ExitCode::from(1)
         }
-    }
-}
-
-fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_env("SLUICE_LOG")
-        .unwrap_or_else(|_| EnvFilter::new("warn,sluice=info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Pretty => builder.init(),
-        LogFormat::Json => builder.json().init(),
     }
 }

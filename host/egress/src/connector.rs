@@ -266,8 +266,8 @@ impl Connector {
         let response = result.map_err(|e| map_hyper_error(&t.host, &e, ReadPhase::FirstByte))?;
         // A body declared larger than the cap is refused with the head, before any of it
         // is read: the caller then sees the size error on the response itself (a cap hit
-        // while streaming an undeclared length surfaces from the body instead, which
-        // wasi:http 0.2 reports to a guest only as an I/O error with this text).
+        // while streaming an undeclared length surfaces from the body instead; a guest
+        // reads its code with `http-error-code`, docs/egress.md).
         let declared = response
             .headers()
             .get(CONTENT_LENGTH)

@@ -4,12 +4,15 @@
 //! token), and the one function that fills a [`Linker`] with everything a task of each
 //! contract the host runs may import: that interface, the denied-by-default WASI of
 //! `wasi_ctx.rs`, and from 0.2 `wasi:http` (sent through `egress_hooks.rs`) and
-//! `sluice:task/secrets` (`secrets_import.rs`).
+//! `sluice:task/secrets` (`secrets_import.rs`), with `http-error-code` answered by
+//! `http_error_code.rs`.
 //!
 //! Must not grant capabilities beyond the WIT contracts. Host functions never trap on
 //! guest input: logs past the cap are dropped, never an error. (wasmtime itself refuses a
 //! single transfer above the host-call cap, `Limits::hostcall_bytes`, before this code
-//! runs.)
+//! runs.) The `bindgen!` calls here leave tracing off: a traced import would log what the
+//! guest passed, secrets included (the binary's log filter drops this module's TRACE and
+//! DEBUG events as well, `sluice::logging`).
 
 use wasmtime::component::{HasSelf, Linker};
 
@@ -56,6 +59,8 @@ pub(crate) fn add_to_linker(linker: &mut Linker<HostState>, max: Contract) -> wa
             |state| state,
         )?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
+        // Body-stream failures as their error code (wasmtime's own answers none of ours).
+        crate::http_error_code::link(linker)?;
     }
     Ok(())
 }

@@ -16,7 +16,7 @@
 //! `grants` (what an attempt may reach), `follow_ups` (`sluice:task/jobs`),
 //! `secrets_import` (`sluice:task/secrets`), `mask` (revealed values hidden in the
 //! report), `egress_hooks` (wasi:http through the one egress
-//! connector), `wasi_ctx` (denied WASI,
+//! connector), `http_error_code` (body-stream failures as their `error-code`), `wasi_ctx` (denied WASI,
 //! capped pipe), `log_buffer`, `limiter`,
 //! `store` (per-attempt policy), `run` (attempt + outcome mapping), `guest_result` (the
 //! `run` call boundary, read without trusting the guest), `guest_text` (guest error
@@ -38,6 +38,7 @@ mod guest_result;
 mod guest_runtime;
 mod guest_text;
 mod host_imports;
+mod http_error_code;
 mod limiter;
 mod log_buffer;
 mod mask;

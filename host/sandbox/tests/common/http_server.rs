@@ -1,6 +1,7 @@
 //! A small HTTP/1.1 server on 127.0.0.1 for egress tests: it records every connection and
-//! request and answers by path — `/ok` (200 `hello`), `/big` (200, 2 MiB), `/slow` (200
-//! after 10 s, noting whether the client hung up first), `/redirect` (302 to `/ok`).
+//! request and answers by path — `/ok` (200 `hello`), `/big` (200, 2 MiB), `/chunked`
+//! (200, 64 KiB chunked: no length declared), `/slow` (200 after 10 s, noting whether the
+//! client hung up first), `/redirect` (302 to `/ok`).
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -100,6 +101,18 @@ async fn serve(mut stream: TcpStream, log: Arc<Mutex<Log>>) {
             let mut r =
                 b"HTTP/1.1 200 OK\r\ncontent-length: 2097152\r\nconnection: close\r\n\r\n".to_vec();
             r.resize(r.len() + 2 * 1024 * 1024, b'x');
+            r
+        }
+        "/chunked" => {
+            let mut r =
+                b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+                    .to_vec();
+            for _ in 0..16 {
+                r.extend_from_slice(b"1000\r\n");
+                r.resize(r.len() + 4096, b'x');
+                r.extend_from_slice(b"\r\n");
+            }
+            r.extend_from_slice(b"0\r\n\r\n");
             r
         }
         "/redirect" => {
