@@ -139,7 +139,8 @@ pub struct BenchArgs {
     /// guest yields its thread to the next), e.g. `10ms`; default: the sandbox's.
     #[arg(long, value_parser = crate::units::parse_duration, global = true)]
     pub epoch_tick: Option<std::time::Duration>,
-    /// The sandbox's guest threads, as `sluice worker --guest-threads` (default: CPUs).
+    /// The sandbox's guest threads, as `sluice worker --guest-threads` (default: CPUs, less
+    /// one beside a local database).
     #[arg(long, global = true, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub guest_threads: Option<u16>,
     /// As `sluice worker --autogroup-nice`: the whole bench process (its workers and
@@ -167,9 +168,16 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
             store.create_tenant(BENCH_TENANT).await?;
             let defaults = SandboxConfig::default();
             let epoch_tick = args.epoch_tick.unwrap_or(defaults.epoch_tick);
-            let guest_threads = args
-                .guest_threads
-                .map_or(defaults.guest_threads, usize::from);
+            // As `sluice worker`: one guest thread fewer than CPUs beside a local database.
+            let guest_threads = args.guest_threads.map_or_else(
+                || {
+                    crate::worker::default_guest_threads(
+                        crate::worker::cpus(),
+                        store.server_is_on_this_machine(),
+                    )
+                },
+                usize::from,
+            );
             let sandbox = Sandbox::new(SandboxConfig {
                 epoch_tick,
                 guest_threads,

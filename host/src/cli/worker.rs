@@ -136,9 +136,10 @@ pub async fn run(
             .checked_add(args.spare_slots)
             .and_then(|n| u32::try_from(n).ok())
             .context("--concurrency plus --spare-slots is too large: give fewer (each is a sandbox instance)")?,
-        guest_threads: args
-            .guest_threads
-            .map_or(SandboxConfig::default().guest_threads, usize::from),
+        guest_threads: args.guest_threads.map_or_else(
+            || crate::worker::default_guest_threads(crate::worker::cpus(), store.server_is_on_this_machine()),
+            usize::from,
+        ),
         cache_dir: Some(args.cache_dir.clone().unwrap_or_else(default_cache_dir)),
         max_contract: args.max_contract.unwrap_or(Contract::NEWEST),
         egress,
@@ -318,6 +319,7 @@ pub(super) fn default_cache_dir() -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+
     use clap::Parser;
 
     use super::*;

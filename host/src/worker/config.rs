@@ -128,3 +128,33 @@ impl WorkerSummary {
         *slot += 1;
     }
 }
+
+/// The CPUs this process may run on (2 when the count cannot be read).
+pub fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+/// Guest threads when `--guest-threads` is not given: one per CPU, less one when the
+/// database runs on this machine, so that busy guests never hold every CPU while
+/// PostgreSQL waits for one (issue #44; measured in docs/fairness.md, 2026-12-05).
+pub fn default_guest_threads(cpus: usize, database_here: bool) -> usize {
+    if database_here && cpus > 1 {
+        cpus - 1
+    } else {
+        cpus.max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guest_threads_leave_a_local_database_one_cpu_by_default() {
+        assert_eq!(default_guest_threads(2, true), 1);
+        assert_eq!(default_guest_threads(8, true), 7);
+        assert_eq!(default_guest_threads(1, true), 1);
+        assert_eq!(default_guest_threads(2, false), 2);
+        assert_eq!(default_guest_threads(8, false), 8);
+    }
+}

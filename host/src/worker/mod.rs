@@ -35,7 +35,7 @@ use tracing::info;
 
 use completer::Completer;
 pub use completer::Recorded;
-pub use config::{WorkerConfig, WorkerSummary};
+pub use config::{WorkerConfig, WorkerSummary, cpus, default_guest_threads};
 use executor::AttemptContext;
 pub use executor::{Interrupt, StopReason};
 use registry::Registry;

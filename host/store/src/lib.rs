@@ -166,6 +166,24 @@ impl Store {
         }
     }
 
+    /// True when the database server runs on this machine: a Unix socket, `localhost` or
+    /// a loopback address. The worker then leaves the server a CPU by default
+    /// (`sluice worker --guest-threads`, docs/fairness.md).
+    pub fn server_is_on_this_machine(&self) -> bool {
+        let options = self.pool.connect_options();
+        if options.get_socket().is_some() {
+            return true;
+        }
+        let host = options.get_host();
+        host.eq_ignore_ascii_case("localhost")
+            || host.starts_with('/')
+            || host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    }
+
     /// The payload limit of tenants without `max_payload_bytes`.
     pub fn default_max_payload_bytes(&self) -> i64 {
         self.default_max_payload_bytes
