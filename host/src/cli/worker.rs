@@ -154,6 +154,7 @@ pub async fn run(
     })?;
     tracing::info!(
         max_contract = %sandbox.config().max_contract,
+        guest_threads = sandbox.config().guest_threads,
         "running components of task contracts up to this one"
     );
     let mut config = worker_config(&args, worker_id.clone());
