@@ -25,10 +25,9 @@ pub struct WorkerArgs {
     /// they hold every slot (docs/fairness.md). 0: none.
     #[arg(long, default_value_t = 1)]
     pub spare_slots: usize,
-    /// Threads that execute guest code (default: one per CPU). Attempts beyond this
-    /// many take turns on them, an epoch tick at a time. On a machine that also runs
-    /// PostgreSQL, fewer leaves CPU for the database when the guests are busy
-    /// (docs/fleet.md).
+    /// Threads that execute guest code (default: one per CPU, one fewer when
+    /// DATABASE_URL names this machine, so busy guests leave PostgreSQL a CPU). Attempts
+    /// beyond this many take turns on them, an epoch tick at a time (docs/fleet.md).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub guest_threads: Option<u16>,
     /// Lower this worker's CPU weight against other sessions' processes (Linux
