@@ -118,7 +118,6 @@ const DELETE_SECRET: &str = include_str!("../sql/secrets/delete.sql");
 const SEALED_SECRETS: &str = include_str!("../sql/secrets/sealed.sql");
 const NOT_UNDER_KEY: &str = include_str!("../sql/secrets/not_under_key.sql");
 const REKEY_SECRETS: &str = include_str!("../sql/secrets/rekey.sql");
-const KEY_COUNTS: &str = include_str!("../sql/secrets/key_counts.sql");
 
 impl Store {
     /// Sets (inserts or replaces) secret `name` of `tenant`: `size` is the plain value's
@@ -232,11 +231,6 @@ impl Store {
             .fetch_all(&self.pool)
             .await?;
         Ok(rows.len() as u64)
-    }
-
-    /// How many secrets (of all tenants) each key id seals, by key id.
-    pub async fn secret_key_counts(&self) -> Result<Vec<(String, i64)>, StoreError> {
-        Ok(sqlx::query_as(KEY_COUNTS).fetch_all(&self.pool).await?)
     }
 }
 

@@ -3,7 +3,7 @@
 //! secrets pending on a host that cannot open them; rotate-key's guarded batches.
 
 use sluice_secrets::{Keyring, OpenError, Sealed, SecretKey};
-use sluice_store::{JobTypeSpec, Resealed, SealedSecret, Store, StoreError};
+use sluice_store::{JobTypeSpec, Resealed, SealedKind, SealedSecret, Store, StoreError};
 use sqlx::PgPool;
 
 use crate::common::*;
@@ -309,7 +309,12 @@ async fn resealing_walks_rows_in_batches_and_never_overwrites_a_newer_value(pool
         rest.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
         ["S3", "S4"]
     );
-    let counts = store.secret_key_counts().await.unwrap();
-    let under = |id: &str| counts.iter().find(|(k, _)| k == id).map_or(0, |(_, n)| *n);
+    let counts = store.sealed_key_counts().await.unwrap();
+    let under = |id: &str| {
+        counts
+            .iter()
+            .find(|c| c.kind == SealedKind::TenantSecret && c.key_id == id)
+            .map_or(0, |c| c.count)
+    };
     assert_eq!((under(&new_id), under(old.current().id())), (3, 2));
 }
