@@ -6,14 +6,10 @@
 //! as for a missing job. (Retention deleting logs with their job, and a stale lease
 //! holder writing none, are store tests: `host/store/tests/it/attempt_logs.rs`.)
 
-#[path = "support/http.rs"]
-mod http_support;
-mod support;
-
-use http_support::{Api, error_of, json};
+use crate::support::Sluice;
+use crate::support::http::{Api, error_of, json};
 use serde_json::{Value, json};
 use sqlx::PgPool;
-use support::Sluice;
 
 fn enqueue(sluice: &Sluice, job_type: &str, payload: Value) -> String {
     let job = sluice.json(&["enqueue", job_type, "--payload", &payload.to_string()]);

@@ -2,10 +2,8 @@
 //! and store paths against `DATABASE_URL` and prints one JSON object as the last line of
 //! stdout. Small sizes: this checks the contract and the counts, never the speed.
 
-mod support;
-
+use crate::support::{Sluice, repo_root};
 use sqlx::PgPool;
-use support::{Sluice, repo_root};
 
 fn bench(sluice: &Sluice, args: &[&str]) -> serde_json::Value {
     let samples = repo_root().join("sample-tasks/target/wasm32-wasip2/release");

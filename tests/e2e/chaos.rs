@@ -8,19 +8,17 @@
 //! Short form by default (CI: 600 jobs at 30/s, ~40 s); `scripts/chaos` runs the long
 //! form (2,000 jobs) through `SLUICE_CHAOS_JOBS` / `SLUICE_CHAOS_RATE`.
 
-mod support;
-
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::support::cluster::Cluster;
+use crate::support::worker_process::WorkerProcess;
+use crate::support::{Fixture, Sluice};
 use sluice_store::{JobTypeSpec, KeyScope, NewJob, Store};
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
-use support::cluster::Cluster;
-use support::worker_process::WorkerProcess;
-use support::{Fixture, Sluice};
 
 const TENANT: &str = "default";
 const WORKERS: usize = 3;

@@ -1,17 +1,12 @@
 //! End to end through the real binary: migrate, upload components, define job types,
 //! enqueue, run `sluice worker --drain`, and read the results back with `jobs`.
 
-mod support;
-
-#[path = "e2e_cli/autogroup.rs"]
 mod autogroup;
-#[path = "e2e_cli/edges.rs"]
 mod edges;
-#[path = "e2e_cli/flags.rs"]
 mod flags;
 
+use crate::support::{Sluice, sample};
 use sqlx::PgPool;
-use support::{Sluice, sample};
 
 #[sqlx::test(migrations = false)]
 async fn migrate_creates_the_schema_and_is_a_no_op_the_second_time(pool: PgPool) {

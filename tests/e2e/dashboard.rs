@@ -1,6 +1,6 @@
 //! The web dashboard (`/ui` on `sluice serve`, issue #20) tested in a real browser:
-//! headless Chromium driven through chromedriver (`e2e_dashboard/browser.rs`,
-//! `e2e_dashboard/driver.rs`) against the real server in-process on 127.0.0.1 and the
+//! headless Chromium driven through chromedriver (`dashboard/browser.rs`,
+//! `dashboard/driver.rs`) against the real server in-process on 127.0.0.1 and the
 //! real `sluice worker` binary, over a test database each. The scenarios drive the ids
 //! and routes of the dashboard contract; a screenshot of each page they visit lands in
 //! `target/dashboard-screenshots/` (or `$SLUICE_SCREENSHOT_DIR`).
@@ -8,27 +8,16 @@
 //! Chromium and chromedriver come from Debian (`scripts/lib/browser.sh`, run by
 //! `scripts/test`); without them every test here fails saying so.
 
-#[path = "support/http.rs"]
-mod http_support;
-mod support;
-
-#[path = "e2e_dashboard/browser.rs"]
 mod browser;
-#[path = "e2e_dashboard/config_pages.rs"]
 mod config_pages;
-#[path = "e2e_dashboard/dashboard.rs"]
-mod dashboard;
-#[path = "e2e_dashboard/dead_jobs.rs"]
 mod dead_jobs;
-#[path = "e2e_dashboard/driver.rs"]
 mod driver;
-#[path = "e2e_dashboard/running.rs"]
 mod running;
-#[path = "e2e_dashboard/sessions.rs"]
 mod sessions;
+mod world;
 
+use crate::support::http::Api;
 use browser::{Browser, screenshot_dir};
-use http_support::Api;
 use sqlx::PgPool;
 
 /// The harness alone, on a route that exists without the dashboard: Chromium renders

@@ -2,13 +2,8 @@
 //! careless client could try. Sign-in and the cookie's attributes, sessions ending on
 //! sign-out and on token revocation, CSRF, read-only sessions, tenant isolation on every
 //! page and action, HTML escaping of tenant-controlled text, admin-only pages, and the
-//! security headers. The browser tests (`e2e_dashboard`) cover the pages in Chromium.
+//! security headers. The browser tests (`dashboard`) cover the pages in Chromium.
 
-#[path = "support/http.rs"]
-mod http_support;
-mod support;
-
-#[path = "e2e_dashboard_http/odd_input.rs"]
 mod odd_input;
 
 use reqwest::StatusCode;
@@ -16,7 +11,7 @@ use reqwest::redirect::Policy;
 use sluice_store::{JobState, NewJob};
 use sqlx::PgPool;
 
-use http_support::{Api, ENV_ADMIN_TOKEN};
+use crate::support::http::{Api, ENV_ADMIN_TOKEN};
 
 /// A browser-like client of the test server: no automatic redirects, one cookie.
 struct Browser {
@@ -131,7 +126,7 @@ fn hidden_value(html: &str, name: &str) -> Option<String> {
 
 async fn dead_job(api: &Api, tenant: &str, payload: &str) -> i64 {
     let job = NewJob::new(tenant, "echo", payload.as_bytes().to_vec());
-    support::jobs::Jobs::new(&api.store)
+    crate::support::jobs::Jobs::new(&api.store)
         .dead(job, "boom <b>bold</b>")
         .await
 }

@@ -7,21 +7,14 @@
 //! a host limited to contract 0.1 leaves 0.2 jobs pending without spending an attempt,
 //! and a full host then runs 0.1 and 0.2 components side by side.
 
-mod support;
-
-#[path = "e2e_egress/caps.rs"]
 mod caps;
-
-#[path = "../host/egress/tests/support/mod.rs"]
-#[allow(dead_code)]
-mod egress_support;
 
 use std::time::Duration;
 
-use egress_support::{Reply, TestCa, TestServer};
+use crate::egress_support::{Reply, TestCa, TestServer};
+use crate::support::worker_process::WorkerProcess;
+use crate::support::{Sluice, enqueue, output, show, wait_for};
 use sqlx::PgPool;
-use support::worker_process::WorkerProcess;
-use support::{Sluice, enqueue, output, show, wait_for};
 
 /// The operator's opening for the test servers, and nothing else.
 const LOOPBACK: &str = "127.0.0.1/32,::1/128";
@@ -261,7 +254,7 @@ async fn every_refused_destination_reaches_nothing_and_the_job_follows_its_task(
 #[sqlx::test(migrations = false)]
 async fn bad_allow_lists_are_refused_when_set_and_a_tenant_bound_only_narrows(pool: PgPool) {
     let sluice = Sluice::migrated(&pool);
-    let file = support::sample("http-get");
+    let file = crate::support::sample("http-get");
     sluice.ok(&[
         "component",
         "push",

@@ -2,16 +2,14 @@
 //! a late small tenant is not starved by an earlier flood, and a tenant's cap on running
 //! jobs holds across two workers.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::Fixture;
 use chrono::{DateTime, Utc};
 use sluice::worker::{self, WorkerConfig};
 use sluice_sandbox::Sandbox;
 use sluice_store::{NewJob, Store};
 use sqlx::PgPool;
-use support::Fixture;
 use tokio_util::sync::CancellationToken;
 
 const FLOOD: &str = "flood";

@@ -2,15 +2,13 @@
 //! worker wakes on NOTIFY within milliseconds (and on its back-off without LISTEN), and
 //! SIGTERM drains running jobs, releasing what cannot finish, exiting 0.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::jobs::Jobs;
+use crate::support::worker_process::WorkerProcess;
+use crate::support::{Fixture, Sluice, wait_for};
 use sluice_store::{AttemptOutcome, JobState, JobTypeSpec, NewJob, RunAt, Store};
 use sqlx::PgPool;
-use support::jobs::Jobs;
-use support::worker_process::WorkerProcess;
-use support::{Fixture, Sluice, wait_for};
 
 const TENANT: &str = "default";
 

@@ -7,14 +7,12 @@
 //! the parent ran) fail the parent's attempt, retryably, with none left behind; a
 //! secret the parent read is masked in its children's payloads.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::worker_process::WorkerProcess;
+use crate::support::{Sluice, output, secrets, show, wait_for};
 use serde_json::{Value, json};
 use sqlx::PgPool;
-use support::worker_process::WorkerProcess;
-use support::{Sluice, output, secrets, show, wait_for};
 
 fn enqueue(sluice: &Sluice, job_type: &str, payload: Value, extra: &[&str]) -> String {
     let mut args = vec!["enqueue", job_type, "--payload"];

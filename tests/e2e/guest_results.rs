@@ -4,28 +4,21 @@
 //! is retried like any trap with `last_error` naming what is wrong with it. The guest is
 //! the `bad-result` sample (built from source by `scripts/build-samples`).
 
-mod support;
-
+use crate::support::Sluice;
 use sqlx::PgPool;
-use support::Sluice;
 
 /// Migrate, push `bad-result`, and define it as a job type with `max_attempts` attempts
 /// and retries due at once.
 fn setup(pool: &PgPool, max_attempts: &str) -> Sluice {
-    let sluice = Sluice::migrated(pool);
-    sluice.define(
-        "bad-result",
-        "bad-result",
-        &[
-            "--max-attempts",
-            max_attempts,
-            "--backoff-base",
-            "10ms",
-            "--backoff-cap",
-            "10ms",
-        ],
-    );
-    sluice
+    let limits = [
+        "--max-attempts",
+        max_attempts,
+        "--backoff-base",
+        "10ms",
+        "--backoff-cap",
+        "10ms",
+    ];
+    Sluice::with_type(pool, "bad-result", "bad-result", &limits)
 }
 
 fn enqueue(sluice: &Sluice, payload: &str) -> String {

@@ -13,21 +13,15 @@
 //! QuickJS) logs and returns the value it read, both masked, and reports `not-found` for a
 //! granted name not set.
 
-#[path = "../host/egress/tests/support/mod.rs"]
-#[allow(dead_code)]
-mod egress_support;
-mod support;
-
-#[path = "e2e_guest_secrets/trace_logs.rs"]
 mod trace_logs;
 
 use std::time::Instant;
 
-use egress_support::{Recorded, Reply, TestServer};
+use crate::egress_support::{Recorded, Reply, TestServer};
+use crate::support::secrets::{self, new_key, set_secret};
+use crate::support::{Sluice, enqueue, output, show};
 use serde_json::{Value, json};
 use sqlx::PgPool;
-use support::secrets::{self, new_key, set_secret};
-use support::{Sluice, enqueue, output, show};
 
 /// The operator's opening for the test servers, and nothing else.
 const LOOPBACK: &str = "127.0.0.1/32";
@@ -35,26 +29,6 @@ const LOOPBACK: &str = "127.0.0.1/32";
 const VALUE: &str = "sk_live_51HcQ9aZ2guestvalue";
 /// The body `bearer-call` sends, in every language.
 const BODY: &str = r#"{"amount":42,"memo":"café ✓"}"#;
-
-/// The binary with the component cache of tests/e2e_languages.rs: the interpreter
-/// components compile once per machine, not once per test.
-fn sluice(pool: &PgPool) -> Sluice {
-    let mut sluice = Sluice::new(pool);
-    sluice.cache = std::env::temp_dir().join("sluice-test-cache-languages");
-    sluice.ok(&["migrate"]);
-    sluice
-}
-
-/// Pushes `sample-tasks/<lang>/build/<name>.wasm` and defines the type `job_type` on it.
-fn define(sluice: &Sluice, lang: &str, name: &str, job_type: &str, type_args: &[&str]) {
-    let file = support::guest(lang, name);
-    let started = Instant::now();
-    sluice.ok(&["component", "push", file.to_str().unwrap(), "--name", name]);
-    eprintln!("{lang}/{name}: pushed in {:?}", started.elapsed());
-    let mut args = vec!["types", "set", job_type, "--component", name];
-    args.extend_from_slice(type_args);
-    sluice.ok(&args);
-}
 
 fn last_error(job: &Value) -> &str {
     job["last_error"].as_str().unwrap_or_default()
@@ -118,7 +92,7 @@ async fn bearer_call(pool: &PgPool, lang: &str) {
         server(&runtime, 400),
         server(&runtime, 503),
     );
-    let sluice = sluice(pool);
+    let sluice = Sluice::for_guests(pool);
     let key = new_key();
     let origins = [origin(&ok), origin(&refused), origin(&down)];
     let mut grants = vec!["--egress-allow-network", LOOPBACK, "--max-attempts", "1"];
@@ -126,7 +100,7 @@ async fn bearer_call(pool: &PgPool, lang: &str) {
         grants.extend(["--allow-http", origin.as_str()]);
     }
     grants.extend(["--secret", "API_TOKEN"]);
-    define(&sluice, lang, "bearer-call", "call", &grants);
+    sluice.define_guest(lang, "bearer-call", "call", &grants);
     set_secret(&sluice, &key, "default", "API_TOKEN", VALUE);
 
     let call = |origin: &str, secret: &str, fail: bool| {
@@ -201,7 +175,7 @@ async fn c_bearer_call_posts_its_secret_and_the_host_masks_it(pool: PgPool) {
 
 #[sqlx::test(migrations = false)]
 async fn javascript_reads_a_secret_that_the_host_masks(pool: PgPool) {
-    let sluice = sluice(&pool);
+    let sluice = Sluice::for_guests(&pool);
     let key = new_key();
     let grants = [
         "--max-attempts",
@@ -211,7 +185,7 @@ async fn javascript_reads_a_secret_that_the_host_masks(pool: PgPool) {
         "--secret",
         "NOT_SET_YET",
     ];
-    define(&sluice, "js", "secret-echo", "echo-secret", &grants);
+    sluice.define_guest("js", "secret-echo", "echo-secret", &grants);
     set_secret(&sluice, &key, "default", "API_TOKEN", VALUE);
     let read = enqueue(&sluice, "echo-secret", json!({ "secret": "API_TOKEN" }));
     let unset = enqueue(&sluice, "echo-secret", json!({ "secret": "NOT_SET_YET" }));

@@ -12,14 +12,12 @@
 //! jobs that run after it, and an unknown job type ends it `dead` with none. Components are compiled when they are pushed (into a disk
 //! cache shared by these tests, keyed by sha256), never inside a job's timeout.
 
-mod support;
-
 use std::time::Instant;
 
+use crate::support::{Sluice, repo_root};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::PgPool;
-use support::{Sluice, guest, repo_root};
 
 /// One guest language and what its samples cover.
 struct Lang {
@@ -78,29 +76,6 @@ async fn go_tasks_keep_the_contract(pool: PgPool) {
     contract(&pool, &GO).await;
 }
 
-/// The binary with a component cache shared by every test of this file: the big
-/// interpreter components compile once per run (and once per machine across runs).
-fn sluice(pool: &PgPool) -> Sluice {
-    let mut sluice = Sluice::new(pool);
-    sluice.cache = std::env::temp_dir().join("sluice-test-cache-languages");
-    sluice
-}
-
-/// Upload `sample-tasks/<lang>/build/<name>.wasm` as `<name>` and define the job type.
-fn define(sluice: &Sluice, lang: &str, name: &str, type_args: &[&str]) {
-    let file = guest(lang, name);
-    let started = Instant::now();
-    let pushed = sluice.json(&["component", "push", file.to_str().unwrap(), "--name", name]);
-    eprintln!(
-        "{lang}/{name}: {} bytes pushed (validated and precompiled) in {:?}",
-        pushed["size"],
-        started.elapsed()
-    );
-    let mut args = vec!["types", "set", name, "--component", name];
-    args.extend_from_slice(type_args);
-    sluice.ok(&args);
-}
-
 fn enqueue(sluice: &Sluice, job_type: &str, payload: &str) -> String {
     let job = sluice.json(&["enqueue", job_type, "--payload", payload]);
     job["id"]
@@ -121,10 +96,9 @@ fn timestamp(value: &Value) -> DateTime<Utc> {
 }
 
 async fn contract(pool: &PgPool, lang: &Lang) {
-    let sluice = sluice(pool);
+    let sluice = Sluice::for_guests(pool);
     let dir = lang.dir;
-    sluice.ok(&["migrate"]);
-    define(&sluice, dir, "echo", &["--max-attempts", "1"]);
+    sluice.define_guest(dir, "echo", "echo", &["--max-attempts", "1"]);
     let backoff = [
         "--max-attempts",
         "3",
@@ -133,7 +107,7 @@ async fn contract(pool: &PgPool, lang: &Lang) {
         "--backoff-cap",
         "50ms",
     ];
-    define(&sluice, dir, "json-flaky", &backoff);
+    sluice.define_guest(dir, "json-flaky", "json-flaky", &backoff);
     if lang.spins {
         // Fuel far beyond what 300 ms can burn: the deadline must be what stops it.
         let limits = [
@@ -144,7 +118,7 @@ async fn contract(pool: &PgPool, lang: &Lang) {
             "--fuel",
             "1000000000000",
         ];
-        define(&sluice, dir, "spin-forever", &limits);
+        sluice.define_guest(dir, "spin-forever", "spin-forever", &limits);
     }
 
     let payload = format!(r#"{{"hello":"{dir}","n":[1,2,3],"text":"é ✓"}}"#);
@@ -223,7 +197,7 @@ async fn contract(pool: &PgPool, lang: &Lang) {
 /// fan-out enqueues two echo jobs that run after it (children of the completed job), and
 /// one asking for an unknown type ends `dead` at once, naming the refusal, with none.
 fn fan_out_enqueues_follow_up_jobs(sluice: &Sluice, dir: &str) {
-    define(sluice, dir, "fan-out", &["--max-attempts", "2"]);
+    sluice.define_guest(dir, "fan-out", "fan-out", &["--max-attempts", "2"]);
     let fanned = enqueue(sluice, "fan-out", r#"{"type":"echo","count":2}"#);
     let unknown = enqueue(sluice, "fan-out", r#"{"type":"no-such-type","count":1}"#);
     let summary = sluice.json(&["worker", "--drain"]);
@@ -259,11 +233,11 @@ fn fan_out_enqueues_follow_up_jobs(sluice: &Sluice, dir: &str) {
 /// http-get granted one 127.0.0.1 origin through `sluice worker`: a request there completes
 /// with the answer; one to another address is refused and ends the job `dead`.
 fn http_get_reaches_a_granted_server(sluice: &Sluice, dir: &str) {
-    let origin = support::hello_server();
+    let origin = crate::support::hello_server();
     let open = ["--egress-allow-network", "127.0.0.1/32"];
-    define(
-        sluice,
+    sluice.define_guest(
         dir,
+        "http-get",
         "http-get",
         &[
             "--allow-http",
@@ -335,8 +309,7 @@ fn spin_is_interrupted(sluice: &Sluice, dir: &str) {
 /// toolchains `scripts/build-guests` installed, and the result pushes and runs unchanged.
 #[sqlx::test(migrations = false)]
 async fn scaffolded_projects_build_push_and_run_in_every_language(pool: PgPool) {
-    let sluice = sluice(&pool);
-    sluice.ok(&["migrate"]);
+    let sluice = Sluice::for_guests(&pool);
     let root = repo_root();
     let toolchains = root.join(".toolchains/bin");
     assert!(

@@ -2,14 +2,12 @@
 //! database runs sample components while the test scrapes it. The text must parse as
 //! Prometheus text, and the counters, histograms and queue gauges must move with the jobs.
 
-mod support;
-
 use std::collections::HashMap;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
+use crate::support::{Sluice, hello_server, wait_for};
 use sqlx::PgPool;
-use support::{Sluice, hello_server, wait_for};
 
 /// One scrape: every sample by its series (`name{label="value",...}` as printed).
 struct Scrape {

@@ -9,19 +9,17 @@
 //! (`negative_data_rejection`) and one it allows is not refused for its form
 //! (`positive_data_acceptance`: the document is as strict as the server). The server has
 //! a secrets key, so webhook and secrets routes answer for real; an upload's generated
-//! body is a real component (`tests/e2e_openapi/sluice_hooks.py`). Any failure fails
+//! body is a real component (`tests/e2e/openapi/sluice_hooks.py`). Any failure fails
 //! this test with schemathesis' report.
-
-mod support;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::{Fixture, Sluice, repo_root, sample};
 use sluice_store::{Completion, JobTypeSpec, KeyScope, NewSchedule};
 use sqlx::PgPool;
-use support::{Fixture, Sluice, repo_root, sample};
 
 /// Test cases per operation and phase: bounded so that the whole test stays within a
 /// few minutes on two slow cores. `SLUICE_OPENAPI_EXAMPLES` raises it for a deeper run.
@@ -160,7 +158,7 @@ async fn seed(pool: &PgPool) -> String {
     jobs.pending(seeded(1)).await;
     jobs.running(seeded(2)).await;
     jobs.dead(seeded(3), "the seed failed it").await;
-    jobs.completed(
+    jobs.completed_with(
         seeded(4),
         Completion {
             output: br#"{"echo": true}"#.to_vec(),
@@ -230,9 +228,9 @@ async fn every_answer_of_sluice_serve_matches_its_openapi_document(pool: PgPool)
                 .args(&args)
                 .current_dir(work)
                 .env("NO_COLOR", "1")
-                // Uploads' positive bodies are a real component (tests/e2e_openapi/).
+                // Uploads' positive bodies are a real component (tests/e2e/openapi/).
                 .env("SCHEMATHESIS_HOOKS", "sluice_hooks")
-                .env("PYTHONPATH", repo_root().join("tests/e2e_openapi"))
+                .env("PYTHONPATH", repo_root().join("tests/e2e/openapi"))
                 .env("SLUICE_OPENAPI_COMPONENT", sample("echo"))
                 .env("COLUMNS", "160")
                 .output()

@@ -8,16 +8,14 @@
 //!
 //! Ordering and placement assertions, not timings.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::Fixture;
 use sluice::metrics::Metrics;
 use sluice::worker::{self, WorkerConfig};
 use sluice_sandbox::Sandbox;
 use sluice_store::{JobTypeSpec, NewJob, Store};
 use sqlx::PgPool;
-use support::Fixture;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;

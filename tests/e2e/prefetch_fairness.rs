@@ -7,16 +7,14 @@
 //! finished between the light job's enqueue and its own end, and how many of one
 //! tenant's attempts overlapped.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::Fixture;
 use chrono::{DateTime, Utc};
 use sluice::worker::{self, Prefetch, WorkerConfig};
 use sluice_sandbox::Sandbox;
 use sluice_store::{NewJob, Store};
 use sqlx::PgPool;
-use support::Fixture;
 use tokio_util::sync::CancellationToken;
 
 const FLOOD: &str = "flood";

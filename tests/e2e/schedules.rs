@@ -3,22 +3,13 @@
 //! Every slot enqueues exactly one job, no slot in between is missed, and the jobs run.
 //! Also the `schedules` verbs through the binary.
 
-mod support;
-
 use std::collections::BTreeSet;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
+use crate::support::{Sluice, wait_for};
 use chrono::{DateTime, TimeDelta, Utc};
 use sqlx::PgPool;
-use support::{Sluice, wait_for};
-
-/// Migrate, then register job type `echo` (tenant `default`) run by the `echo` sample.
-fn setup(pool: &PgPool) -> Sluice {
-    let sluice = Sluice::migrated(pool);
-    sluice.define("echo", "echo", &[]);
-    sluice
-}
 
 fn spawn_worker(sluice: &Sluice, name: &str) -> Child {
     sluice
@@ -49,7 +40,7 @@ fn terminate(child: &mut Child) {
 
 #[sqlx::test(migrations = false)]
 async fn three_workers_fire_each_second_slot_exactly_once(pool: PgPool) {
-    let sluice = setup(&pool);
+    let sluice = Sluice::with_type(&pool, "echo", "echo", &[]);
     let created = sluice.json(&[
         "schedules",
         "create",
@@ -136,7 +127,7 @@ async fn three_workers_fire_each_second_slot_exactly_once(pool: PgPool) {
 
 #[sqlx::test(migrations = false)]
 async fn schedules_verbs_refuse_bad_input_and_manage_a_schedule(pool: PgPool) {
-    let sluice = setup(&pool);
+    let sluice = Sluice::with_type(&pool, "echo", "echo", &[]);
     sluice.ok(&["tenants", "create", "acme"]);
 
     let bad = sluice.run(&[

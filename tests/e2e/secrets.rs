@@ -8,26 +8,18 @@
 //! tenant's type granted the same name gets `not-found`; and `secrets rotate-key` while
 //! a worker runs loses nothing.
 
-#[path = "support/http.rs"]
-mod http_support;
-mod support;
-
-#[path = "../host/egress/tests/support/mod.rs"]
-#[allow(dead_code)]
-mod egress_support;
-
 use std::process::Command;
 use std::time::Duration;
 
-use egress_support::{Reply, TestServer};
-use http_support::{Api, ENV_ADMIN_TOKEN, error_of, json};
+use crate::egress_support::{Reply, TestServer};
+use crate::support::http::{Api, ENV_ADMIN_TOKEN, error_of, json};
+use crate::support::secrets::{drain, key_id, keyed, new_key, ok, output_of, set_secret};
+use crate::support::worker_process::WorkerProcess;
+use crate::support::{Sluice, show, wait_for};
 use reqwest::Method;
 use serde_json::{Value, json};
 use sluice_secrets::{Keyring, SecretKey};
 use sqlx::PgPool;
-use support::secrets::{drain, key_id, keyed, new_key, ok, output_of, set_secret};
-use support::worker_process::WorkerProcess;
-use support::{Sluice, show, wait_for};
 
 /// The operator's opening for the test server, and nothing else.
 const LOOPBACK: &str = "127.0.0.1/32";
@@ -63,7 +55,7 @@ fn enqueue(sluice: &Sluice, tenant: &str, job_type: &str, payload: Value) -> Str
 
 /// `bearer-call` pushed to `tenant` as type `call`, granted `secrets` and `origin`.
 fn define_call(sluice: &Sluice, tenant: &str, origin: &str, secrets: &[&str]) {
-    let file = support::sample("bearer-call");
+    let file = crate::support::sample("bearer-call");
     let push = [
         "--tenant",
         tenant,

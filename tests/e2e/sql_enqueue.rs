@@ -3,20 +3,10 @@
 //! rolled-back transaction never appears. The psql example of `docs/enqueue-from-sql.md`
 //! is run as written.
 
-mod support;
-
 use std::process::Command;
 
+use crate::support::{Sluice, repo_root};
 use sqlx::PgPool;
-use support::{Sluice, repo_root};
-
-/// Migrate, then register job type `send-email` (tenant `default`) run by `echo`, which
-/// returns its payload as output.
-fn setup(pool: &PgPool) -> Sluice {
-    let sluice = Sluice::migrated(pool);
-    sluice.define("send-email", "echo", &[]);
-    sluice
-}
 
 /// The first ```sql block after the `<!-- example: psql` marker of the doc.
 fn documented_psql_example() -> String {
@@ -38,7 +28,7 @@ fn output_text(job: &serde_json::Value) -> String {
 async fn a_committed_sql_enqueue_is_run_by_the_worker_and_a_rolled_back_one_never_appears(
     pool: PgPool,
 ) {
-    let sluice = setup(&pool);
+    let sluice = Sluice::with_type(&pool, "send-email", "echo", &[]);
     let call = "SELECT sluice.enqueue(tenant => 'default', job_type => 'send-email', \
                 payload => $1::jsonb)";
 
@@ -76,7 +66,7 @@ async fn a_committed_sql_enqueue_is_run_by_the_worker_and_a_rolled_back_one_neve
 
 #[sqlx::test(migrations = false)]
 async fn the_documented_psql_example_runs_as_written(pool: PgPool) {
-    let sluice = setup(&pool);
+    let sluice = Sluice::with_type(&pool, "send-email", "echo", &[]);
     let dir = std::env::temp_dir().join(format!("sluice-sql-doc-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let script = dir.join(format!(

@@ -9,30 +9,22 @@
 //! the operator's key rotated under the endpoints, and a worker with the wrong key;
 //! tenants kept apart; and a worker SIGKILLed mid-delivery (sent again, same id).
 
-mod support;
-
-#[path = "../host/egress/tests/support/mod.rs"]
-#[allow(dead_code)]
-mod egress_support;
-
-#[path = "e2e_webhooks/boundaries.rs"]
 mod boundaries;
 
-#[path = "e2e_webhooks/keys.rs"]
 mod keys;
 
 use std::time::Duration;
 
-use egress_support::{Recorded, Reply, TestServer};
+use crate::egress_support::{Recorded, Reply, TestServer};
+use crate::support::secrets::{keyed, new_key, output_of};
+use crate::support::worker_process::WorkerProcess;
+use crate::support::{Sluice, wait_for};
 use serde_json::{Value, json};
 use sluice::webhooks::{create_endpoint, rotate_secret};
 use sluice_secrets::{Keyring, SecretKey};
 use sluice_store::{DeliveryInfo, EndpointUpdate, NewEndpoint, Store, StoreError};
 use sqlx::PgPool;
 use standardwebhooks::Webhook;
-use support::secrets::{keyed, new_key, output_of};
-use support::worker_process::WorkerProcess;
-use support::{Sluice, wait_for};
 
 const LOOPBACK: &str = "127.0.0.1/32";
 const TENANT: &str = "acme";

@@ -6,17 +6,13 @@
 //! job per matching, enabled endpoint; idempotency keys; and tenant isolation (another
 //! tenant's endpoint or delivery is a 404). Delivering (the worker) is tested elsewhere.
 
-#[path = "support/http.rs"]
-mod http_support;
-mod support;
-
-use http_support::{Api, ENV_ADMIN_TOKEN, error_of, json};
+use crate::support::Sluice;
+use crate::support::http::{Api, ENV_ADMIN_TOKEN, error_of, json};
+use crate::support::secrets::{keyed, new_key, ok, output_of};
 use reqwest::Method;
 use serde_json::{Value, json};
 use sluice_secrets::{Keyring, SecretKey};
 use sqlx::PgPool;
-use support::Sluice;
-use support::secrets::{keyed, new_key, ok, output_of};
 
 /// Delivery jobs (`sluice.webhook`) of `tenant`.
 async fn deliveries(pool: &PgPool, tenant: &str) -> i64 {

@@ -2,10 +2,10 @@
 //! fresh instances per attempt, cancellation of a running guest, and a worker that dies
 //! mid-job being replaced without its late result overwriting anything.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::jobs::expire_lease;
+use crate::support::{Fixture, wait_for};
 use sluice::metrics::Metrics;
 use sluice::worker::{self, Prefetch, WorkerConfig, WorkerSummary};
 use sluice_sandbox::Sandbox;
@@ -13,8 +13,6 @@ use sluice_store::{
     AttemptOutcome, CancelResult, Completion, JobState, JobTypeSpec, Lease, Store, StoreError,
 };
 use sqlx::PgPool;
-use support::jobs::expire_lease;
-use support::{Fixture, wait_for};
 use tokio_util::sync::CancellationToken;
 
 /// A job type of tenant `default` named as the sample component that runs it: its

@@ -5,17 +5,13 @@
 //! again); `sluice workers list --json` and `GET /v1/workers` (admin only) show it all.
 //! Leases are 3 s so the whole story takes seconds.
 
-#[path = "support/http.rs"]
-mod http_support;
-mod support;
-
 use std::time::Duration;
 
-use http_support::{Api, ENV_ADMIN_TOKEN, json};
+use crate::support::http::{Api, ENV_ADMIN_TOKEN, json};
+use crate::support::worker_process::WorkerProcess;
+use crate::support::{Sluice, wait_for};
 use sluice_store::{Store, WorkerRecord, WorkerState};
 use sqlx::PgPool;
-use support::worker_process::WorkerProcess;
-use support::{Sluice, wait_for};
 
 const ID: &str = "registry-w1";
 const ARGS: &[&str] = &[

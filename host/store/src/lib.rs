@@ -38,6 +38,8 @@ mod sealed;
 mod secrets;
 mod stats;
 mod tenants;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 mod text;
 mod time_range;
 mod tokens;

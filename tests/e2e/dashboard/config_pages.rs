@@ -6,8 +6,8 @@
 use sluice_store::{NewComponent, NewSchedule};
 use sqlx::PgPool;
 
-use crate::browser::Browser;
-use crate::dashboard::{A, Dashboard, SHORT};
+use super::browser::Browser;
+use super::world::{A, Dashboard, SHORT};
 use crate::support::sample;
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]

@@ -10,8 +10,8 @@ use serde_json::json;
 use sluice_store::{JobState, JobTypeSpec};
 use sqlx::PgPool;
 
-use crate::browser::Browser;
-use crate::dashboard::{A, Dashboard, FLAKY_MAX_ATTEMPTS, SHORT, flaky_limits};
+use super::browser::Browser;
+use super::world::{A, Dashboard, FLAKY_MAX_ATTEMPTS, SHORT, flaky_limits};
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn a_tenant_signs_in_reads_its_dead_jobs_and_retries_them(pool: PgPool) {

@@ -9,8 +9,8 @@ use serde_json::json;
 use sluice_store::JobState;
 use sqlx::PgPool;
 
-use crate::browser::Browser;
-use crate::dashboard::{A, B, Dashboard, SHORT};
+use super::browser::Browser;
+use super::world::{A, B, Dashboard, SHORT};
 use crate::support::worker_process::WorkerProcess;
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]

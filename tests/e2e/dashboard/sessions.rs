@@ -7,8 +7,8 @@ use serde_json::json;
 use sluice_store::{JobState, NewJob};
 use sqlx::PgPool;
 
-use crate::browser::Browser;
-use crate::dashboard::{A, B, Dashboard};
+use super::browser::Browser;
+use super::world::{A, B, Dashboard};
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn other_tenants_and_read_only_sessions_see_and_change_nothing(pool: PgPool) {

@@ -10,8 +10,8 @@ use serde_json::Value;
 use sluice_store::{JobState, JobTypeSpec, NewJob};
 use sqlx::PgPool;
 
-use crate::browser::Browser;
-use crate::http_support::{Api, ENV_ADMIN_TOKEN};
+use super::browser::Browser;
+use crate::support::http::{Api, ENV_ADMIN_TOKEN};
 use crate::support::{Fixture, Sluice};
 
 /// The tenant whose jobs the scenarios work on, and the other one.

@@ -7,7 +7,7 @@ use reqwest::StatusCode;
 use sluice_store::JobState;
 
 use super::{Browser, dead_job};
-use crate::http_support::{Api, json};
+use crate::support::http::{Api, json};
 
 /// `{"note": "\u0000"}`: JSON text holding an escaped NUL, which `jsonb` refuses.
 const NUL_FILTER: &str = r#"{"note": "\u0000"}"#;

@@ -6,7 +6,7 @@ use serde_json::json;
 use sluice_store::TenantLimits;
 use sqlx::PgPool;
 
-use crate::http_support::{Api, error_of, json};
+use crate::support::http::{Api, error_of, json};
 use crate::support::sample;
 
 async fn upload(api: &Api, token: &str, path: &str, bytes: Vec<u8>) -> (u16, serde_json::Value) {

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use sqlx::PgPool;
 
-use crate::http_support::Api;
+use crate::support::http::Api;
 use crate::support::{repo_root, sample};
 
 /// The ```sh blocks of a Markdown text.
@@ -37,7 +37,7 @@ async fn the_curl_examples_of_the_http_doc_run_and_answer_as_documented(pool: Pg
     let api = Api::start_with(
         &pool,
         sluice::http::ServeConfig {
-            admin_token: Some(crate::http_support::ENV_ADMIN_TOKEN.into()),
+            admin_token: Some(crate::support::http::ENV_ADMIN_TOKEN.into()),
             secrets: Some(sluice_secrets::Keyring::new(key, Vec::new())),
             ..sluice::http::ServeConfig::default()
         },

@@ -11,7 +11,7 @@ use serde_json::json;
 use sqlx::PgPool;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::http_support::{Api, ENV_ADMIN_TOKEN, error_of, job_count, json};
+use crate::support::http::{Api, ENV_ADMIN_TOKEN, error_of, job_count, json};
 use crate::support::sample;
 
 /// For every text field of every route: the request with a NUL in that field (JSON

@@ -6,7 +6,7 @@ use serde_json::json;
 use sluice_store::TenantLimits;
 use sqlx::PgPool;
 
-use crate::http_support::{Api, error_of, job_count, json};
+use crate::support::http::{Api, error_of, job_count, json};
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn enqueue_answers_201_then_200_for_a_duplicate_key(pool: PgPool) {

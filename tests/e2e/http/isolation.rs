@@ -6,7 +6,7 @@ use reqwest::Method;
 use serde_json::json;
 use sqlx::PgPool;
 
-use crate::http_support::{Api, ENV_ADMIN_TOKEN, error_of, json};
+use crate::support::http::{Api, ENV_ADMIN_TOKEN, error_of, json};
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn a_tenant_cannot_reach_another_tenants_jobs_types_or_components(pool: PgPool) {

@@ -4,7 +4,7 @@
 use serde_json::json;
 use sqlx::PgPool;
 
-use crate::http_support::{Api, error_of, json};
+use crate::support::http::{Api, error_of, json};
 
 async fn enqueue(api: &Api, token: &str, n: i64) -> i64 {
     let (status, body) = json(

@@ -4,7 +4,7 @@
 use reqwest::Method;
 use sqlx::PgPool;
 
-use crate::http_support::{Api, error_of, json};
+use crate::support::http::{Api, error_of, json};
 
 /// The routes issue #4 asks for (method, path as in the OpenAPI document).
 const EXPECTED: &[(&str, &str)] = &[
@@ -122,7 +122,7 @@ async fn metrics_auth_lets_only_admin_tokens_scrape(pool: PgPool) {
     let api = Api::start_with(
         &pool,
         sluice::http::ServeConfig {
-            admin_token: Some(crate::http_support::ENV_ADMIN_TOKEN.into()),
+            admin_token: Some(crate::support::http::ENV_ADMIN_TOKEN.into()),
             metrics_require_admin: true,
             ..sluice::http::ServeConfig::default()
         },
@@ -134,7 +134,7 @@ async fn metrics_auth_lets_only_admin_tokens_scrape(pool: PgPool) {
     let (status, body) = json(api.get("/metrics", &tenant_token).await).await;
     assert_eq!((status, error_of(&body).0.as_str()), (403, "forbidden"));
     let admin = api
-        .get("/metrics", crate::http_support::ENV_ADMIN_TOKEN)
+        .get("/metrics", crate::support::http::ENV_ADMIN_TOKEN)
         .await;
     assert_eq!(admin.status().as_u16(), 200);
     assert!(admin.text().await.unwrap().contains("# TYPE sluice_"));

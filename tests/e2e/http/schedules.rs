@@ -5,7 +5,7 @@ use reqwest::Method;
 use serde_json::json;
 use sqlx::PgPool;
 
-use crate::http_support::{Api, error_of, json};
+use crate::support::http::{Api, error_of, json};
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn schedules_are_managed_over_http_within_one_tenant(pool: PgPool) {

@@ -4,8 +4,8 @@
 use serde_json::json;
 use sqlx::PgPool;
 
-use crate::http_support::{Api, error_of, json};
 use crate::support::Sluice;
+use crate::support::http::{Api, error_of, json};
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn missing_unknown_and_revoked_tokens_get_401(pool: PgPool) {

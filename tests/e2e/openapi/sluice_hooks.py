@@ -1,4 +1,4 @@
-"""Schemathesis hooks for tests/e2e_openapi.rs (loaded with SCHEMATHESIS_HOOKS).
+"""Schemathesis hooks for tests/e2e/openapi.rs (loaded with SCHEMATHESIS_HOOKS).
 
 A component upload's body is a Wasm component the sandbox validates: no schema can say
 which bytes those are, so positive data for `application/wasm` and

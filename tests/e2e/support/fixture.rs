@@ -2,22 +2,29 @@
 //! one place. [`Fixture::new`] builds it through the store's API (what a test driving
 //! `sluice::worker` or `sluice serve` in-process needs: a [`Store`], optionally a
 //! [`Sandbox`], the component ids); [`Sluice::define`] does the same through the real
-//! binary's verbs, for tests that only talk to `sluice` as a process. Jobs in a given
+//! binary's verbs, for tests that only talk to `sluice` as a process
+//! ([`Sluice::with_type`] migrates and defines one type in one call;
+//! [`Sluice::define_guest`] does it for a guest-language component). Jobs in a given
 //! state come from [`Jobs`](super::jobs::Jobs) (`fixture.jobs()`).
 
 use std::collections::BTreeMap;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
+use std::time::Duration;
 
 use sluice_sandbox::{Sandbox, SandboxConfig};
 use sluice_store::{JobTypeSpec, NewComponent, NewJob, Store};
 use sqlx::PgPool;
 
 use super::jobs::Jobs;
-use super::{Sluice, sample};
+use super::{Sluice, guest, sample};
 
 /// The tenant a fixture creates unless told otherwise (the binary's default tenant).
 pub const DEFAULT_TENANT: &str = "default";
+
+/// The component cache every test pushing guest-language components shares (see
+/// [`Sluice::for_guests`]).
+const GUEST_CACHE: &str = "sluice-test-cache-languages";
 
 /// Largest component the fixture's sandbox validation accepts (as in the tests before).
 const MAX_COMPONENT_BYTES: usize = 50 << 20;
@@ -225,9 +232,12 @@ impl Fixture {
         NewJob::new(self.tenant(), job_type, payload)
     }
 
-    /// The job factory over this fixture's store.
+    /// The job factory over this fixture's store, claiming as the host does (contracts
+    /// up to the newest) with a one-hour lease.
     pub fn jobs(&self) -> Jobs<'_> {
         Jobs::new(&self.store)
+            .lease(Duration::from_secs(3600))
+            .max_contract(sluice_sandbox::Contract::NEWEST.minor())
     }
 }
 
@@ -253,6 +263,53 @@ impl Sluice {
             sample_name,
         ]);
         let mut args = vec!["types", "set", job_type, "--component", sample_name];
+        args.extend_from_slice(type_args);
+        self.ok(&args);
+        self
+    }
+
+    /// [`Sluice::migrated`], then one job type: `job_type` run by the sample `sample_name`,
+    /// defined with `type_args` (see [`Sluice::define`]).
+    pub fn with_type(
+        pool: &PgPool,
+        job_type: &str,
+        sample_name: &str,
+        type_args: &[&str],
+    ) -> Sluice {
+        let sluice = Sluice::migrated(pool);
+        sluice.define(job_type, sample_name, type_args);
+        sluice
+    }
+
+    /// A migrated [`Sluice`] whose component cache is shared by every test pushing
+    /// guest-language components (`languages`, `guest_secrets`): the big interpreter
+    /// components compile once per run (and once per machine across runs).
+    pub fn for_guests(pool: &PgPool) -> Sluice {
+        let mut sluice = Sluice::new(pool);
+        sluice.cache = std::env::temp_dir().join(GUEST_CACHE);
+        sluice.ok(&["migrate"]);
+        sluice
+    }
+
+    /// [`Sluice::define`] for a guest-language component: pushes
+    /// `sample-tasks/<lang>/build/<name>.wasm` as `name` (validated and precompiled,
+    /// timed on stderr) and defines `job_type` on it with `type_args`.
+    pub fn define_guest(
+        &self,
+        lang: &str,
+        name: &str,
+        job_type: &str,
+        type_args: &[&str],
+    ) -> &Sluice {
+        let file = guest(lang, name);
+        let started = std::time::Instant::now();
+        let pushed = self.json(&["component", "push", file.to_str().unwrap(), "--name", name]);
+        eprintln!(
+            "{lang}/{name}: {} bytes pushed (validated and precompiled) in {:?}",
+            pushed["size"],
+            started.elapsed()
+        );
+        let mut args = vec!["types", "set", job_type, "--component", name];
         args.extend_from_slice(type_args);
         self.ok(&args);
         self

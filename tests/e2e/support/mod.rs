@@ -1,7 +1,7 @@
 //! Shared helpers for the end-to-end tests: where the sample components are, how to run
 //! the real `sluice` binary against a test's own database, and how to wait for a
 //! condition without sleeping for fixed seconds. The tenant + component + job type
-//! fixture is in `fixture`, the job factory in `jobs`.
+//! fixture is in `fixture`, the job factory in `jobs`, the in-process HTTP API in `http`.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -12,14 +12,14 @@ use sqlx::PgPool;
 
 pub mod cluster;
 pub mod fixture;
+pub mod http;
 pub mod jobs;
 pub mod secrets;
 pub mod worker_process;
 
-#[allow(unused_imports)] // not every test binary builds a fixture
 pub use fixture::Fixture;
 
-/// The repository root (this file is `tests/support/mod.rs`).
+/// The repository root (this file is `tests/e2e/support/mod.rs`).
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()

@@ -111,7 +111,7 @@ async fn a_task_sends_an_event_with_its_completion_and_only_then(pool: PgPool) {
     let ctx = setup(&pool);
     let receiver = TestServer::start(status(200, "ok")).await;
     let (ep, secret) = ctx.endpoint(&url(&receiver), &["invoice.*"], &[]).await;
-    let file = support::sample("fan-out");
+    let file = crate::support::sample("fan-out");
     let t = ["--tenant", TENANT];
     let push = [
         &t[..],

@@ -4,7 +4,7 @@
 //! under leaves its deliveries pending, attempt unspent, for one that has it.
 
 use super::*;
-use support::secrets::{key_id, ok, set_secret};
+use crate::support::secrets::{key_id, ok, set_secret};
 
 /// `sluice ARGS` with `new` as the current key and `old` as a previous one.
 fn rotating(ctx: &Ctx, new: &str, old: &str, args: &[&str]) -> std::process::Command {

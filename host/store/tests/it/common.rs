@@ -1,14 +1,12 @@
-//! Test fixtures: tenants with a component and job types ([`setup`]), a job factory that
-//! puts a job straight into the state a test needs ([`jobs`]), and SQL helpers that move
-//! database time around instead of sleeping.
+//! Test fixtures: tenants with a component and job types ([`setup`]), the job factory
+//! that puts a job straight into the state a test needs ([`jobs`]: the crate's
+//! `testkit::Jobs`), and SQL helpers that move database time around instead of sleeping.
 
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use sluice_store::{
-    CancelResult, ClaimRequest, ClaimedJob, Completion, FailResult, Failure, JobTypeSpec,
-    NewComponent, NewJob, RunAt, Store,
-};
+pub use sluice_store::testkit::Jobs;
+use sluice_store::{ClaimRequest, ClaimedJob, JobTypeSpec, NewComponent, NewJob, Store};
 use sqlx::PgPool;
 
 pub const TENANT: &str = "acme";
@@ -69,91 +67,10 @@ pub async fn claim_one(store: &Store, worker: &str) -> ClaimedJob {
     jobs.pop().unwrap()
 }
 
-/// The job factory over `store`: see [`Jobs`].
+/// The job factory over `store` (claims as `fixture`, 30 s leases): see
+/// [`Jobs`], the one the end-to-end tests use too.
 pub fn jobs(store: &Store) -> Jobs<'_> {
-    Jobs {
-        store,
-        worker: "fixture".into(),
-    }
-}
-
-/// Puts jobs into a state through the store's own transitions (enqueue, claim,
-/// complete, fail, cancel), never a raw INSERT, so CHECK constraints and the attempt
-/// history hold. A claim takes the highest-priority, oldest due job: the factory claims
-/// only the job's own tenant and type and panics if that hands it another job, so make
-/// claimed jobs (running, completed, dead) before pending ones of the same type.
-pub struct Jobs<'a> {
-    store: &'a Store,
-    worker: String,
-}
-
-impl Jobs<'_> {
-    /// Claims under this worker name (default `fixture`).
-    pub fn worker(mut self, name: &str) -> Self {
-        self.worker = name.to_owned();
-        self
-    }
-
-    pub async fn pending(&self, job: NewJob) -> i64 {
-        let enqueued = self.store.enqueue(&job).await.unwrap();
-        assert!(enqueued.created, "job {job:?} met an idempotency key");
-        enqueued.id
-    }
-
-    /// Pending, due `delay` from now (database time).
-    pub async fn scheduled_in(&self, job: NewJob, delay: Duration) -> i64 {
-        self.pending(job.with_run_at(RunAt::Delay(delay))).await
-    }
-
-    /// Enqueued and claimed with a 30 s lease: running, attempt 1.
-    pub async fn running(&self, job: NewJob) -> ClaimedJob {
-        let id = self.pending(job.clone()).await;
-        let mut request = claim_req(&self.worker, 1);
-        request.tenants = Some(vec![job.tenant.clone()]);
-        request.job_types = Some(vec![job.job_type.clone()]);
-        let mut claimed = self.store.claim(&request).await.unwrap();
-        assert_eq!(
-            claimed.iter().map(|c| c.id).collect::<Vec<_>>(),
-            [id],
-            "the fixture's claim must take the job it just enqueued: another due job of \
-             {}/{} came first (make claimed jobs before pending ones)",
-            job.tenant,
-            job.job_type
-        );
-        claimed.pop().unwrap()
-    }
-
-    /// Run once and completed with `done`.
-    pub async fn completed_with(&self, job: NewJob, done: Completion) -> i64 {
-        let claimed = self.running(job).await;
-        self.store.complete(&claimed.lease, &done).await.unwrap();
-        claimed.id
-    }
-
-    /// Run once and completed with no output.
-    pub async fn completed(&self, job: NewJob) -> i64 {
-        self.completed_with(job, Completion::default()).await
-    }
-
-    /// Run once and failed permanently with `error`.
-    pub async fn dead(&self, job: NewJob, error: &str) -> i64 {
-        let claimed = self.running(job).await;
-        let result = self
-            .store
-            .fail(&claimed.lease, &Failure::fatal(error))
-            .await
-            .unwrap();
-        assert_eq!(result, FailResult::Dead);
-        claimed.id
-    }
-
-    /// Enqueued and cancelled before it ran.
-    pub async fn cancelled(&self, job: NewJob) -> i64 {
-        let id = self.pending(job).await;
-        let result = self.store.cancel(None, id).await.unwrap();
-        assert_eq!(result, CancelResult::Cancelled);
-        id
-    }
+    Jobs::new(store)
 }
 
 /// Moves the `finished_at` of finished jobs `ids` back by `age` (an SQL interval such as
