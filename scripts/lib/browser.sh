@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Headless Chromium and its WebDriver (chromedriver) for the dashboard's browser tests
-# (tests/e2e_dashboard.rs), installed from Debian's packages `chromium` and
+# (tests/e2e/dashboard.rs), installed from Debian's packages `chromium` and
 # `chromium-driver` when /usr/bin/chromium or /usr/bin/chromedriver is missing.
 #
 # apt-get update runs only when the install fails without it; sudo is used only when we

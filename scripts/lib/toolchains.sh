@@ -160,7 +160,7 @@ ensure_guest_toolchains() {
   export ADAPTER_REACTOR="$TOOLCHAINS_DIR/adapter/wasi_snapshot_preview1.reactor.wasm"
 }
 
-# schemathesis, which tests/e2e_openapi.rs runs against `sluice serve` to check that
+# schemathesis, which tests/e2e/openapi.rs runs against `sluice serve` to check that
 # every answer matches the served OpenAPI document. Installed as
 # .toolchains/bin/schemathesis (the test fails, naming this step, when it is missing).
 ensure_schemathesis() {
