@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 
 use sqlx::PgPool;
 
-use super::support::Sluice;
+use crate::support::Sluice;
 
 fn help(args: &[&str]) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_sluice"))
