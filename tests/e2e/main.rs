@@ -3,7 +3,9 @@
 //! in-process, and real components. Shared helpers are in `support` (the binary, the
 //! fixture, the job factory, the in-process API); the egress crate's test servers and CA
 //! are `egress_support`. Run one area with `cargo test --test e2e AREA::` (e.g.
-//! `cargo test --test e2e cli::`).
+//! `cargo test --test e2e cli::`); the filter is a substring, so `http::` also runs
+//! `dashboard_http::`, `secrets::` also `guest_secrets::` and `fairness::` also
+//! `prefetch_fairness::` (add `--skip` or part of a test name to narrow it).
 //!
 //! Tests run in parallel in this one process: a test must not set environment variables,
 //! bind fixed ports or rely on being alone. Each makes its own database
