@@ -1,7 +1,8 @@
-//! [`Host::run`]: starts every service of one process together — the claim loop (with
-//! its reaper), the scheduler, retention and the metrics exporter — and stops them
+//! [`Host::run`]: starts every service of one process together — the claim loop, the
+//! reaper beside it, the scheduler, retention and the metrics exporter — and stops them
 //! together: the claim loop drains on `shutdown` (or ends by itself with `--drain`), then
-//! the other services stop and the exporter last.
+//! the other services stop (the reaper keeps running through the drain) and the exporter
+//! last.
 //!
 //! ```text
 //! sluice worker                      sluice scheduler
@@ -9,8 +10,8 @@
 //! │  ├─ attempts (one task each)     └─ retention
 //! │  ├─ completer (flusher task)
 //! │  ├─ store calls beside the loop
-//! │  ├─ listener (LISTEN/NOTIFY)
-//! │  └─ reaper
+//! │  └─ listener (LISTEN/NOTIFY)
+//! ├─ reaper
 //! ├─ scheduler
 //! ├─ retention
 //! └─ metrics exporter (--metrics-listen)
@@ -33,7 +34,9 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::metrics::Metrics;
-use crate::registration::{self, RegistryHeartbeat};
+use crate::registration;
+use crate::services::heartbeat::RegistryHeartbeat;
+use crate::services::reaper::{Reaper, ReaperConfig};
 use crate::services::retention::{Retention, RetentionConfig};
 use crate::services::scheduler::{Scheduler, SchedulerConfig};
 use crate::services::{self};
@@ -43,8 +46,11 @@ use crate::worker::{self, WorkerConfig, WorkerSummary};
 pub struct HostConfig {
     /// This process in the worker registry (`registration::describe`).
     pub register: NewWorker,
-    /// The claim loop and its reaper, with the sandbox its attempts run in.
+    /// The claim loop, with the sandbox its attempts run in.
     pub worker: Option<(WorkerConfig, Sandbox)>,
+    /// The reaper of expired leases, which every worker host runs beside its claim loop;
+    /// it stops when the claim loop has ended (after its drain).
+    pub reaper: Option<ReaperConfig>,
     pub scheduler: Option<SchedulerConfig>,
     pub retention: Option<RetentionConfig>,
     /// Serve `GET /metrics` here.
@@ -95,6 +101,7 @@ impl Host {
         let HostConfig {
             register: _,
             worker,
+            reaper,
             scheduler,
             retention,
             metrics_listen,
@@ -123,6 +130,16 @@ impl Host {
             };
             tasks.spawn(services::run(service, stop_services.clone()));
         }
+        // Not a child of `shutdown`: expired leases are still taken back during the drain.
+        let stop_reaper = CancellationToken::new();
+        if let Some(config) = reaper {
+            let service = Reaper {
+                store: store.clone(),
+                config,
+                metrics: metrics.clone(),
+            };
+            tasks.spawn(services::run(service, stop_reaper.clone()));
+        }
         let summary = match worker {
             Some((mut config, sandbox)) => {
                 config.metrics = metrics;
@@ -133,6 +150,7 @@ impl Host {
                 None
             }
         };
+        stop_reaper.cancel();
         stop_services.cancel();
         while tasks.join_next().await.is_some() {}
         exporter.cancel();

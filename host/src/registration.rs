@@ -2,18 +2,18 @@
 //! `sluice worker` and `sluice scheduler` record about themselves at start, the
 //! heartbeat of a process that holds no leases (a scheduler), and the stop at shutdown.
 //!
-//! Owns: describing this process ([`describe`]: host name, pid, version, contracts) and
-//! the scheduler's registry heartbeat service. A worker's row is renewed by its job
-//! heartbeat instead (`worker::leases`, one statement for both). Must not: speak SQL
-//! (the store does) or decide whether an id is free (the store's one guarded statement
-//! does: a read here first would race another start).
+//! Owns: describing this process ([`describe`]: host name, pid, version, contracts), its
+//! default id and component cache directory. The scheduler's row is renewed by a service
+//! (`services::heartbeat`), a worker's by its job heartbeat (`worker::leases`, one
+//! statement for both). Must not: speak SQL (the store does), decide whether an id is
+//! free (the store's one guarded statement does: a read here first would race another
+//! start), or import the services, the worker or the CLI that use it.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use sluice_store::{NewWorker, Registration, Store, WorkerKind};
 use tracing::{info, warn};
-
-use crate::services::Service;
 
 /// This build's version, as recorded in the registry.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -25,6 +25,21 @@ pub fn hostname() -> String {
         .ok()
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "host".into())
+}
+
+/// The id a process registers under when given none: host name and pid.
+pub fn default_worker_id() -> String {
+    format!("{}-{}", hostname(), std::process::id())
+}
+
+/// Where `sluice worker` and `sluice component push` keep precompiled components.
+pub fn default_cache_dir() -> PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("sluice")
+        .join("components")
 }
 
 /// What this process registers: a worker names the contracts it runs (every one up to
@@ -74,51 +89,5 @@ pub async fn stop(store: &Store, registration: &Registration) {
             id = %registration.id,
             "cannot mark this process stopped in the worker registry; it shows as lost once its lease passes"
         ),
-    }
-}
-
-/// Renews the registry row of a process without leases to heartbeat, every third of its
-/// lease (a tenth after a failure).
-pub struct RegistryHeartbeat {
-    pub store: Store,
-    pub registration: Registration,
-    pub lease: Duration,
-}
-
-impl RegistryHeartbeat {
-    fn every(&self) -> Duration {
-        self.lease / 3
-    }
-}
-
-impl Service for RegistryHeartbeat {
-    /// `false`: the heartbeat failed or the row is no longer this registration's.
-    type Report = bool;
-    const NAME: &'static str = "registry heartbeat";
-
-    fn first_wait(&self) -> Duration {
-        self.every()
-    }
-
-    async fn run_once(&mut self) -> bool {
-        match self.store.worker_heartbeat(&self.registration).await {
-            Ok(true) => true,
-            Ok(false) => {
-                warn!(id = %self.registration.id, "this process's registry row was stopped or taken by another process");
-                false
-            }
-            Err(error) => {
-                warn!(%error, "registry heartbeat failed; retrying soon");
-                false
-            }
-        }
-    }
-
-    fn wait_after(&self, ok: &bool) -> Duration {
-        if *ok {
-            self.every()
-        } else {
-            (self.lease / 10).clamp(Duration::from_millis(100), self.every())
-        }
     }
 }

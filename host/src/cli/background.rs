@@ -80,7 +80,7 @@ pub async fn run_standalone(store: Store, args: SchedulerArgs) -> anyhow::Result
     store.check_schema().await?;
     let host = args
         .worker_id
-        .unwrap_or_else(super::worker::default_worker_id);
+        .unwrap_or_else(crate::registration::default_worker_id);
     if args.lease < Duration::from_secs(1) {
         anyhow::bail!(
             "--lease {:?} is too short: the scheduler heartbeats every third of it, so it must be at least 1s",
@@ -97,6 +97,7 @@ pub async fn run_standalone(store: Store, args: SchedulerArgs) -> anyhow::Result
             args.lease,
         ),
         worker: None,
+        reaper: None,
         scheduler,
         retention,
         metrics_listen: None,

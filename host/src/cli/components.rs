@@ -130,7 +130,7 @@ pub async fn run_component(
                 name,
                 version,
                 max_size,
-                cache_dir: cache_dir.unwrap_or_else(super::worker::default_cache_dir),
+                cache_dir: cache_dir.unwrap_or_else(crate::registration::default_cache_dir),
             };
             super::push::push(store, global, printer, args).await?;
         }

@@ -1,5 +1,5 @@
 //! `sluice serve`: the HTTP API on one address until SIGTERM/SIGINT, then finish the
-//! requests in flight. Everything else is in `crate::http`.
+//! requests in flight. Everything else is in `crate::serve` (the API is `crate::http`).
 
 use std::net::SocketAddr;
 
@@ -8,7 +8,8 @@ use sluice_sandbox::{EgressConfig, Sandbox, SandboxConfig};
 use sluice_store::Store;
 use tracing::info;
 
-use crate::http::{self, AppState, ServeConfig};
+use crate::app_state::{AppState, ServeConfig};
+use crate::serve;
 use crate::units::{parse_duration, parse_size};
 
 #[derive(Debug, clap::Args)]
@@ -81,9 +82,9 @@ pub async fn run(store: Store, global: &super::Global, args: ServeArgs) -> anyho
         .await
         .with_context(|| format!("listen on {}", args.listen))?;
     info!(address = %listener.local_addr()?, "serving the HTTP API");
-    http::serve_with(
+    serve::serve_with(
         listener,
-        http::app(state),
+        serve::app(state),
         args.header_timeout,
         shutdown.cancelled_owned(),
     )

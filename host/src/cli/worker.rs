@@ -1,6 +1,6 @@
-//! `sluice worker`: flags mapped onto the host's configuration (the claim loop, its
-//! reaper, the scheduler, retention, the metrics exporter: `Host::run` runs them), and
-//! the exit summary.
+//! `sluice worker`: flags mapped onto the host's configuration (the claim loop, the
+//! reaper beside it, the scheduler, retention, the metrics exporter: `Host::run` runs
+//! them), and the exit summary.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -12,6 +12,8 @@ use sluice_store::{Store, WorkerKind};
 
 use super::output::Printer;
 use crate::host::{Host, HostConfig};
+use crate::registration;
+use crate::services::reaper::ReaperConfig;
 use crate::units::parse_duration;
 use crate::worker::{IdlePolicy, Listen, Prefetch, ShutdownTimeouts, WorkerConfig};
 
@@ -127,7 +129,10 @@ pub async fn run(
     store.check_schema().await?;
     // Before anything slow: a SIGTERM during startup is a graceful shutdown too.
     let shutdown = crate::signals::shutdown_on_signal("finishing running jobs, then exiting");
-    let worker_id = args.worker_id.clone().unwrap_or_else(default_worker_id);
+    let worker_id = args
+        .worker_id
+        .clone()
+        .unwrap_or_else(registration::default_worker_id);
     let sandbox = Sandbox::new(SandboxConfig {
         max_concurrency: args
             .concurrency
@@ -139,7 +144,11 @@ pub async fn run(
             || crate::worker::default_guest_threads(crate::worker::cpus(), store.server_is_on_this_machine()),
             usize::from,
         ),
-        cache_dir: Some(args.cache_dir.clone().unwrap_or_else(default_cache_dir)),
+        cache_dir: Some(
+            args.cache_dir
+                .clone()
+                .unwrap_or_else(registration::default_cache_dir),
+        ),
         max_contract: args.max_contract.unwrap_or(Contract::NEWEST),
         egress,
         ..SandboxConfig::default()
@@ -166,7 +175,7 @@ pub async fn run(
         .filter(|c| *c <= max_contract)
         .collect();
     let host = HostConfig {
-        register: crate::registration::describe(
+        register: registration::describe(
             &worker_id,
             WorkerKind::Worker,
             &contracts,
@@ -175,6 +184,7 @@ pub async fn run(
         ),
         metrics: config.metrics.clone(),
         worker: Some((config, sandbox)),
+        reaper: Some(reaper_config(&args)),
         scheduler,
         retention,
         metrics_listen: args.metrics_listen,
@@ -236,7 +246,6 @@ fn worker_config(args: &WorkerArgs, worker_id: String) -> WorkerConfig {
     config.drain = args.drain;
     config.drain_horizon = args.drain_horizon;
     config.lease = args.lease;
-    config.reap_interval = args.reap_interval;
     config.listen = match (args.no_listen, &args.direct_database_url) {
         (true, _) => Listen::Off,
         (false, Some(url)) => Listen::Direct(url.clone()),
@@ -252,6 +261,14 @@ fn worker_config(args: &WorkerArgs, worker_id: String) -> WorkerConfig {
         budget: args.shutdown_timeout,
     };
     config
+}
+
+/// The reaper's configuration from the flags (its default interval is the config's).
+fn reaper_config(args: &WorkerArgs) -> ReaperConfig {
+    ReaperConfig {
+        interval: args.reap_interval,
+        ..ReaperConfig::default()
+    }
 }
 
 /// Refuses timings the loop cannot honour, naming the flag.
@@ -303,20 +320,6 @@ fn check_timings(args: &WorkerArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub(super) fn default_worker_id() -> String {
-    format!("{}-{}", crate::registration::hostname(), std::process::id())
-}
-
-/// Where `sluice worker` and `sluice component push` keep precompiled components.
-pub(super) fn default_cache_dir() -> PathBuf {
-    std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir)
-        .join("sluice")
-        .join("components")
-}
-
 #[cfg(test)]
 mod tests {
 
@@ -349,7 +352,10 @@ mod tests {
         assert_eq!(from_flags.drain, defaults.drain);
         assert_eq!(from_flags.drain_horizon, defaults.drain_horizon);
         assert_eq!(from_flags.lease, defaults.lease);
-        assert_eq!(from_flags.reap_interval, defaults.reap_interval);
+        assert_eq!(
+            reaper_config(&parsed.args).interval,
+            ReaperConfig::default().interval
+        );
         assert!(matches!(from_flags.listen, Listen::Pool));
         assert!(matches!(defaults.listen, Listen::Pool));
         let (a, b) = (from_flags.idle, defaults.idle);

@@ -15,13 +15,10 @@ use sluice_store::{TenantLimits, token_hash};
 
 use super::error::ApiError;
 use super::rate_limit::default_burst;
-use super::state::AppState;
+use super::state::{AppState, ENV_ADMIN_HOME_TENANT};
 
 /// Header an admin token uses to pick the tenant it acts for.
 pub const TENANT_HEADER: &str = "x-sluice-tenant";
-
-/// The tenant an admin token given by `SLUICE_ADMIN_TOKEN` acts for without the header.
-pub const ENV_ADMIN_HOME_TENANT: &str = "default";
 
 /// The authenticated caller of a request.
 #[derive(Debug, Clone)]

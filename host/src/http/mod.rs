@@ -5,13 +5,17 @@
 //! SQL and no wasmtime here (uploads are validated through `sluice_sandbox::Sandbox`).
 //!
 //! Files: `router` (every route, generated OpenAPI), `auth` (tokens → tenant),
-//! `error` (the one error shape, axum rejections), `rate_limit` (token bucket),
-//! `state`, `jobs` + `job_views` + `attempt_logs`, `components`, `job_types`, `secrets`, `webhooks` +
-//! `events` + `webhook_views` (webhook endpoints, events, deliveries), `health`, `openapi`,
-//! `constraints` + `patterns` (what the document adds to the derived schemas, from the
-//! server's own constants), `server` (connections, header timeout), `body_limit` (413 on
-//! a declared length over the route's limit, before reading), `body_timeout`, `validate`
-//! (field checks), `whole` (integers as JSON Schema counts them: `3.0` is 3).
+//! `error` (the one error shape, axum rejections), `jobs` + `job_views` + `attempt_logs`,
+//! `components`, `job_types`, `secrets`, `webhooks` + `events` + `webhook_views` (webhook
+//! endpoints, events, deliveries), `health`, `openapi`, `constraints` + `patterns` (what
+//! the document adds to the derived schemas, from the server's own constants),
+//! `body_limit` (413 on a declared length over the route's limit, before reading),
+//! `body_timeout`, `validate` (field checks), `whole` (integers as JSON Schema counts
+//! them: `3.0` is 3). The state handlers share (and its rate limiter) is
+//! `crate::app_state`, shared with the dashboard; mounting the API beside the dashboard
+//! and `/metrics`, and serving connections, is `crate::serve`'s.
+//!
+//! Must not: import the dashboard (`crate::ui`), the worker or the CLI.
 
 mod attempt_logs;
 mod auth;
@@ -27,13 +31,10 @@ mod job_views;
 mod jobs;
 mod openapi;
 mod patterns;
-mod rate_limit;
 mod router;
 mod schedules;
 mod schemas;
 mod secrets;
-mod server;
-mod state;
 mod stats;
 mod validate;
 mod webhook_views;
@@ -41,23 +42,19 @@ mod webhooks;
 mod whole;
 mod workers;
 
-use std::future::Future;
+// Handlers name the shared state `super::state` and its limiter `super::rate_limit`.
+use crate::app_state::{self as state, rate_limit};
 
-pub use auth::{ENV_ADMIN_HOME_TENANT, TENANT_HEADER};
-pub use router::{api_routes, app};
-pub use server::{DEFAULT_HEADER_TIMEOUT, serve_with};
-pub use state::{AppState, ServeConfig};
+pub use auth::{TENANT_HEADER, require_admin};
+pub use body_timeout::limit_body_reads;
+pub use error::{method_not_allowed, route_not_found};
+pub use router::{api, api_routes, with_request_body_limit};
+pub use state::{AppState, ENV_ADMIN_HOME_TENANT, ServeConfig};
 pub use webhook_views::{
     DeliveryView, EndpointView, EventAccepted, MAX_ROTATION_GRACE, Redelivered, TestSent,
     default_schedule_text, event_label, grace as parse_grace, payload_text, test_payload,
 };
 
-/// Serves `app` on `listener` until `shutdown` completes, then finishes the requests in
-/// flight; request headers must arrive within [`DEFAULT_HEADER_TIMEOUT`].
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    app: axum::Router,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    serve_with(listener, app, DEFAULT_HEADER_TIMEOUT, shutdown).await
-}
+// The tests' path to what serves the API (`sluice::http::app`): the one import circle of
+// the crate, kept until they import `sluice::serve` (`crate::tests` allows only this one).
+pub use crate::serve::{app, serve, serve_with};

@@ -1,8 +1,9 @@
 //! Every route of the API, in one place. Routes are registered through utoipa-axum's
 //! `OpenApiRouter`, so registering a route is what puts it in `/v1/openapi.json`.
 //!
-//! Must not: hold handler logic. Unknown routes and methods fall back to the API's error
-//! shape (404 `route_not_found`, 405 `method_not_allowed`).
+//! Must not: hold handler logic, or mount anything but the API (`crate::serve` mounts
+//! it beside the dashboard and `/metrics`, with the API's fallbacks for unknown routes
+//! and methods: 404 `route_not_found`, 405 `method_not_allowed`).
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -12,7 +13,6 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::body_limit::{RouteLimit, refuse_declared_over};
-use super::error::{method_not_allowed, route_not_found};
 use super::openapi::ApiDoc;
 use super::state::AppState;
 use super::{
@@ -87,40 +87,24 @@ fn json_routes(state: &AppState) -> OpenApiRouter<AppState> {
             request_body_limit(state),
             refuse_declared_over,
         ))
-    // `GET /metrics` is merged in `app` below, outside the documented API, without
+    // `GET /metrics` is merged by `serve::app`, outside the documented API, without
     // authentication unless `--metrics-auth` (it shows counts, never job contents).
 }
 
-/// The whole application: the API plus fallbacks, with its state. Also records the
-/// OpenAPI document in the state for `/v1/openapi.json`.
-pub fn app(state: AppState) -> Router {
-    let (router, document) = api_routes(&state).split_for_parts();
+/// The API as served: its routes, with the OpenAPI document recorded in the state for
+/// `/v1/openapi.json`. `crate::serve` adds the fallbacks, the dashboard and `/metrics`.
+pub fn api(state: &AppState) -> Router<AppState> {
+    let (router, document) = api_routes(state).split_for_parts();
     state.set_openapi_json(openapi::finish(&document));
-    let mut metrics = crate::metrics::router(state.store().clone(), state.metrics().clone());
-    if state.config().metrics_require_admin {
-        metrics = metrics.layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            super::auth::require_admin,
-        ));
-    }
-    let body_timeout = state.config().body_timeout;
-    // The dashboard's forms share the JSON routes' body limit.
-    let dashboard = crate::ui::router()
+    router
+}
+
+/// `router` with the JSON routes' body limit (the dashboard's forms share it).
+pub fn with_request_body_limit(router: Router<AppState>, state: &AppState) -> Router<AppState> {
+    router
         .layer(DefaultBodyLimit::max(state.config().max_request_body))
         .layer(from_fn_with_state(
-            request_body_limit(&state),
+            request_body_limit(state),
             refuse_declared_over,
-        ));
-    router
-        // The dashboard (`/ui`): HTML pages with their own fallback and error pages.
-        .nest("/ui", dashboard)
-        .route("/ui/", axum::routing::get(crate::ui::with_trailing_slash))
-        .fallback(route_not_found)
-        .method_not_allowed_fallback(method_not_allowed)
-        .with_state(state)
-        .merge(metrics)
-        .layer(axum::middleware::from_fn_with_state(
-            body_timeout,
-            super::body_timeout::limit_body_reads,
         ))
 }

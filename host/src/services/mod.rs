@@ -1,11 +1,14 @@
 //! The background services a host runs beside (or without) its claim loop: the reaper of
-//! expired leases, the cron scheduler and retention. Each has one shape: a config, a
-//! [`Service::run_once`] that does one pass and returns a report (logged and counted in
-//! the metrics by the service itself), and the shared [`run`] loop that staggers the
-//! first pass, waits as the report says between passes, and stops on shutdown.
+//! expired leases, the cron scheduler, retention and a scheduler's registry heartbeat.
+//! Each has one shape: a config, a [`Service::run_once`] that does one pass and returns a
+//! report (logged and counted in the metrics by the service itself), and the shared
+//! [`run`] loop that staggers the first pass, waits as the report says between passes,
+//! and stops on shutdown. `Host::run` (`crate::host`) starts and stops them.
 //!
-//! Must not: claim or run jobs, or speak SQL (each pass is one or two store calls).
+//! Must not: claim or run jobs, speak SQL (each pass is one or two store calls), or
+//! import the worker, the HTTP API, the dashboard or the CLI.
 
+pub mod heartbeat;
 pub mod reaper;
 pub mod retention;
 pub mod scheduler;

@@ -14,7 +14,7 @@ pub async fn asset(Path(name): Path<String>) -> Response {
     let (body, kind) = match name.as_str() {
         "ui.css" => (CSS, "text/css; charset=utf-8"),
         "ui.js" => (JS, "text/javascript; charset=utf-8"),
-        _ => return super::layout::not_found("There is no such asset."),
+        _ => return super::errors::not_found("There is no such asset."),
     };
     let mut response = body.into_response();
     response

@@ -9,10 +9,11 @@ use axum::response::Response;
 use maud::{Markup, html};
 use sluice_store::{RunningJob, TenantRecord, TokenRecord, WorkerRecord};
 
-use super::layout::{self, Nav, store_error};
+use super::errors::store_error;
+use super::layout::{self, Nav};
 use super::session::Viewer;
 use super::views::{bytes_text, count, csrf_field, duration_text, opt, when, when_opt};
-use crate::http::AppState;
+use crate::app_state::AppState;
 
 /// Running jobs listed on the workers page, at most.
 const RUNNING_SHOWN: u32 = 1000;

@@ -11,13 +11,14 @@ use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use sluice_store::{AttemptLogRecord, AttemptRecord, JobRecord, JobState};
 
+use super::errors::{not_found, store_error};
 use super::forms::FormData;
-use super::layout::{self, Nav, not_found, store_error};
+use super::layout::{self, Nav};
 use super::session::Viewer;
 use super::views::{
     between, bytes_text, count, csrf_field, facts, opt, payload_text, state_badge, when,
 };
-use crate::http::AppState;
+use crate::app_state::AppState;
 
 /// A job id from the path; anything else is a missing job.
 fn job_id(text: &str) -> Result<i64, Response> {

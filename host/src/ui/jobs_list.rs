@@ -15,12 +15,13 @@ use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use sluice_store::{BulkAction, JobSummary};
 
+use super::errors::{error_page, store_error};
 use super::forms::{FormData, query_string};
 use super::job_filter::{FIELDS, Filter};
-use super::layout::{self, Nav, error_page, store_error};
+use super::layout::{self, Nav};
 use super::session::Viewer;
 use super::views::{STATES, bytes_text, count, csrf_field, state_badge, when};
-use crate::http::AppState;
+use crate::app_state::AppState;
 
 /// Jobs per page.
 const PAGE: u32 = 50;

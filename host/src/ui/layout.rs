@@ -1,14 +1,14 @@
-//! The page shell every dashboard page shares (head, navigation, who is signed in, sign
-//! out, the live-refresh switch), the error pages, and the security headers of every
-//! `/ui` answer.
+//! The page shell every signed-in dashboard page shares (navigation, who is signed in,
+//! sign out, the live-refresh switch), and the security headers of every `/ui` answer.
 //!
-//! Owns: how a page is framed and how errors look. Must not: fetch data.
+//! Owns: how a signed-in page is framed. Must not: fetch data. Pages outside the shell
+//! are `bare`'s, error pages `errors`'.
 
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, header};
 use axum::response::{Html, IntoResponse, Response};
 use maud::{DOCTYPE, Markup, html};
-use sluice_store::StoreError;
 
+use super::bare::head;
 use super::session::Viewer;
 
 /// Which navigation entry a page belongs to.
@@ -81,76 +81,6 @@ pub fn page(viewer: &Viewer, current: Nav, title: &str, live: bool, body: Markup
         }
     };
     Html(markup.into_string()).into_response()
-}
-
-/// `<head>` of every page.
-pub fn head(title: &str) -> Markup {
-    html! {
-        head {
-            meta charset="utf-8";
-            meta name="viewport" content="width=device-width, initial-scale=1";
-            title { (title) " · Sluice" }
-            link rel="stylesheet" href="/ui/assets/ui.css";
-            script src="/ui/assets/ui.js" defer {}
-        }
-    }
-}
-
-/// A page outside the signed-in shell (sign-in, errors).
-pub fn bare_page(status: StatusCode, title: &str, body: Markup) -> Response {
-    let markup = html! {
-        (DOCTYPE)
-        html lang="en" {
-            (head(title))
-            body.bare {
-                main {
-                    h1 { (title) }
-                    (body)
-                    p { a href="/ui/overview" { "Back to the dashboard" } }
-                }
-            }
-        }
-    };
-    (status, Html(markup.into_string())).into_response()
-}
-
-/// An error page: the status, a title and what went wrong.
-pub fn error_page(status: StatusCode, title: &str, message: &str) -> Response {
-    bare_page(status, title, html! { p.error { (message) } })
-}
-
-/// 404 for anything not found (another tenant's job looks exactly like a missing one).
-pub fn not_found(what: &str) -> Response {
-    error_page(StatusCode::NOT_FOUND, "Not found", what)
-}
-
-/// The fallback of `/ui`.
-pub async fn not_found_page() -> Response {
-    not_found("There is no dashboard page at this address.")
-}
-
-/// A store error as a page: bad input is the caller's (400, with the store's message),
-/// anything else is ours (500, logged, without internals).
-pub fn store_error(error: &StoreError) -> Response {
-    match error {
-        StoreError::InvalidInput { .. }
-        | StoreError::Conflict { .. }
-        | StoreError::IllegalTransition { .. }
-        | StoreError::UnknownJobType { .. } => {
-            error_page(StatusCode::BAD_REQUEST, "Refused", &error.to_string())
-        }
-        StoreError::NotFound { .. } | StoreError::UnknownTenant(_) => {
-            error_page(StatusCode::NOT_FOUND, "Not found", &error.to_string())
-        }
-        _ => {
-            tracing::error!(%error, "dashboard request failed");
-            error_page(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Something went wrong",
-                "The database call failed; the server log has the details.",
-            )
-        }
-    }
 }
 
 /// Headers on every `/ui` answer: no caching of tenant data, no framing, and a content

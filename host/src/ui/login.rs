@@ -11,10 +11,11 @@ use axum::response::{IntoResponse, Redirect, Response};
 use maud::html;
 use sluice_store::{UiIdentity, token_hash};
 
+use super::bare::bare_page;
+use super::errors::store_error;
 use super::forms::FormData;
-use super::layout::{bare_page, store_error};
 use super::session::{self, SESSION_TTL, Viewer};
-use crate::http::{AppState, ENV_ADMIN_HOME_TENANT};
+use crate::app_state::{AppState, ENV_ADMIN_HOME_TENANT};
 
 /// `/ui`: the overview when signed in, else the sign-in page.
 pub async fn root(State(state): State<AppState>, headers: HeaderMap) -> Response {

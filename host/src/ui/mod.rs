@@ -5,13 +5,17 @@
 //! Owns: the `/ui` routes, sign-in sessions (a token exchanged for an HttpOnly cookie),
 //! CSRF checks, and how pages look. Must not: speak SQL or decide job-state rules — every
 //! read and action goes through the same `Store` calls as the HTTP API, scoped by the
-//! session's tenant — nor ever show a token or secret value.
+//! session's tenant — nor ever show a token or secret value, nor import the API
+//! (`crate::http`): the state both use is `crate::app_state`, and `crate::serve` mounts
+//! the dashboard beside the API.
 
 // Handlers and their checks return a rendered error page as `Err(Response)`, which axum
 // sends as is; boxing it would only add noise to every `?`.
 #![allow(clippy::result_large_err)]
 
 mod assets;
+mod bare;
+mod errors;
 mod fleet;
 mod forms;
 mod job_filter;
@@ -29,12 +33,12 @@ use axum::Router;
 use axum::response::Redirect;
 use axum::routing::{get, post};
 
-use crate::http::AppState;
+use crate::app_state::AppState;
 
 pub use session::SESSION_COOKIE;
 
 /// `/ui/` (a nested router only answers `/ui` itself): the dashboard is at `/ui`.
-/// Registered beside the nest by `http::router::app`.
+/// Registered beside the nest by `serve::app`.
 pub async fn with_trailing_slash() -> Redirect {
     Redirect::permanent("/ui")
 }
@@ -60,6 +64,6 @@ pub fn router() -> Router<AppState> {
         .route("/schedules/{name}/{action}", post(schedules::act))
         .route("/workers", get(fleet::workers_page))
         .route("/tenants", get(fleet::tenants_page))
-        .fallback(layout::not_found_page)
+        .fallback(errors::not_found_page)
         .layer(axum::middleware::map_response(layout::security_headers))
 }

@@ -9,10 +9,11 @@ use axum::response::Response;
 use maud::{Markup, html};
 use sluice_store::MinuteCounts;
 
-use super::layout::{self, Nav, store_error};
+use super::errors::store_error;
+use super::layout::{self, Nav};
 use super::session::Viewer;
 use super::views::{STATES, count, duration_text, state_badge};
-use crate::http::AppState;
+use crate::app_state::AppState;
 
 /// Minutes the throughput chart covers.
 const CHART_MINUTES: u32 = 60;

@@ -11,11 +11,12 @@ use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use sluice_store::{ScheduleRecord, next_slot_after, parse_cron, parse_tz};
 
+use super::errors::{error_page, store_error};
 use super::forms::{FormData, query_string};
-use super::layout::{self, Nav, error_page, store_error};
+use super::layout::{self, Nav};
 use super::session::Viewer;
 use super::views::{count, csrf_field, when, when_opt};
-use crate::http::AppState;
+use crate::app_state::AppState;
 
 /// Upcoming slots shown per schedule.
 const NEXT_SLOTS: usize = 3;

@@ -16,9 +16,9 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use sluice_store::UiSession;
 
+use super::errors::{error_page, store_error};
 use super::forms::FormData;
-use super::layout::error_page;
-use crate::http::AppState;
+use crate::app_state::AppState;
 
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "sluice_session";
@@ -145,7 +145,7 @@ pub async fn current(headers: &HeaderMap, state: &AppState) -> Result<Option<UiS
         .store()
         .ui_session(secret)
         .await
-        .map_err(|error| super::layout::store_error(&error))?;
+        .map_err(|error| store_error(&error))?;
     Ok(session.filter(|session| match &session.env_admin_hash {
         // A session made from the env admin token lasts while this server has that token.
         Some(hash) => {

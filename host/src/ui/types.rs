@@ -12,11 +12,12 @@ use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use sluice_store::{ComponentRecord, JobTypeRecord};
 
+use super::errors::{error_page, not_found, store_error};
 use super::forms::FormData;
-use super::layout::{self, Nav, error_page, not_found, store_error};
+use super::layout::{self, Nav};
 use super::session::Viewer;
 use super::views::{bytes_text, count, csrf_field, duration_text, when};
-use crate::http::AppState;
+use crate::app_state::AppState;
 
 pub async fn page(State(state): State<AppState>, viewer: Viewer) -> Result<Response, Response> {
     let store = state.store();

@@ -1,6 +1,7 @@
 //! The worker's configuration ([`WorkerConfig`]) and what it reports when it stops
-//! ([`WorkerSummary`]). A leaf: every other worker module may import it; it imports none
-//! of them but the plain option types (`wakeup`, `shutdown`).
+//! ([`WorkerSummary`]). Near the bottom of the worker's layers: the modules above may
+//! import it; it imports only the option types it holds (`prefetch`, `wakeup`,
+//! `shutdown`) and the completer's `Recorded`, which the summary counts.
 
 use std::time::Duration;
 
@@ -12,7 +13,6 @@ use super::prefetch::Prefetch;
 use super::shutdown::ShutdownTimeouts;
 use super::wakeup::{IdlePolicy, Listen};
 use crate::metrics::Metrics;
-use crate::services::reaper::ReaperConfig;
 
 /// How a worker runs; every duration is a parameter so tests never wait for real minutes.
 #[derive(Clone, Debug)]
@@ -49,8 +49,6 @@ pub struct WorkerConfig {
     pub listen: Listen,
     /// When to look for work without a notification.
     pub idle: IdlePolicy,
-    /// Run the reaper (a service beside the claim loop) this often.
-    pub reap_interval: Duration,
     /// How long a graceful shutdown may take.
     pub shutdown: ShutdownTimeouts,
     /// Host default limits; job types override them.
@@ -91,7 +89,6 @@ impl WorkerConfig {
             drain_horizon: Duration::from_secs(10),
             listen: Listen::Pool,
             idle: IdlePolicy::default(),
-            reap_interval: ReaperConfig::DEFAULT_INTERVAL,
             shutdown: ShutdownTimeouts::default(),
             limits: Limits::default(),
             metrics: Metrics::default(),

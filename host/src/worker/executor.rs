@@ -1,92 +1,20 @@
-//! One attempt of one claimed job: resolve its type, run it in the sandbox, decide the
-//! queue transition ([`transition`], pure), and hand it to the completer.
+//! One attempt of a claimed job that runs a component (a webhook delivery is
+//! `webhook_attempt`'s; `slots` chooses): resolve its type, run it in the sandbox, decide
+//! the queue transition ([`transition`], pure), and hand it to the completer.
 //!
 //! Owns the mapping from sandbox outcomes and interrupt reasons to transitions
 //! (complete, fail, release, cancel, or nothing when the lease was lost). Must not write
 //! to the store (the completer does) or decide queue policy (backoff, attempt counting,
 //! retry versus dead): the store's statements do that.
 
-use std::sync::{Arc, Mutex};
-
 use sluice_sandbox::{Failure as SandboxFailure, JobInput, Outcome, RunReport};
-use sluice_store::{
-    AttemptLog, AttemptOutcome, Backoff, ClaimedJob, Completion, Failure, Lease, NewJob,
-    WEBHOOK_JOB_TYPE,
-};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
-use tracing::{Instrument, info, info_span, warn};
+use sluice_store::{AttemptLog, AttemptOutcome, Backoff, ClaimedJob, Completion, Failure, NewJob};
+use tracing::{Instrument, info, warn};
 
-use super::completer::{Completer, Recorded, Transition};
+use super::attempt::{AttemptContext, Executing, Interrupt, StopReason, record, span as job_span};
+use super::completer::{Recorded, Transition};
 use super::follow_ups::to_new_job;
-use super::registry::{Registry, ResolveError};
-use crate::metrics::Metrics;
-
-/// Why a running attempt is being interrupted. The first reason set wins.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StopReason {
-    /// An operator cancelled the job: it ends `cancelled`.
-    Cancelled,
-    /// The host is shutting down: the job is released without using up the attempt.
-    Shutdown,
-    /// The lease was lost (another worker may hold the job): record nothing.
-    LeaseLost,
-}
-
-/// The handle the worker loop keeps for each running attempt.
-#[derive(Clone, Default)]
-pub struct Interrupt {
-    token: CancellationToken,
-    reason: Arc<Mutex<Option<StopReason>>>,
-}
-
-impl Interrupt {
-    /// Ask the attempt to stop; the sandbox interrupts the guest within one epoch tick.
-    pub fn stop(&self, reason: StopReason) {
-        self.reason
-            .lock()
-            .expect("interrupt lock")
-            .get_or_insert(reason);
-        self.token.cancel();
-    }
-
-    pub(super) fn reason(&self) -> Option<StopReason> {
-        *self.reason.lock().expect("interrupt lock")
-    }
-
-    /// Resolves once the attempt is asked to stop.
-    pub(super) async fn stopped(&self) {
-        self.token.cancelled().await
-    }
-}
-
-/// What every attempt task needs; cloned into each.
-#[derive(Clone)]
-pub(super) struct AttemptContext {
-    pub(super) completer: Completer,
-    pub(super) registry: Arc<Registry>,
-    pub(super) metrics: Metrics,
-}
-
-/// Dropped when an attempt's sandbox run ends (or the attempt ends before reaching it):
-/// tells the worker loop the job's slot is free while its outcome is still being written.
-pub(super) struct Executing {
-    ran: mpsc::UnboundedSender<i64>,
-    job_id: i64,
-}
-
-impl Executing {
-    pub(super) fn new(ran: mpsc::UnboundedSender<i64>, job_id: i64) -> Executing {
-        Executing { ran, job_id }
-    }
-}
-
-impl Drop for Executing {
-    fn drop(&mut self) {
-        // The loop may be gone (shutdown budget spent); nothing left to tell then.
-        let _ = self.ran.send(self.job_id);
-    }
-}
+use super::registry::ResolveError;
 
 /// The queue transition for what the sandbox reported (with the follow-up jobs a
 /// completed attempt asked for, as the store takes them), given why (if at all) the
@@ -169,19 +97,7 @@ pub(super) async fn run_attempt(
         lease,
         ..
     } = job;
-    // Made only where something is logged: the fmt layer formats a span's fields when it
-    // is created, which cost a few per cent of the worker's CPU when made for every job.
-    let span = || info_span!("job", id, tenant = %tenant, r#type = %job_type, attempt);
-    if job_type == WEBHOOK_JOB_TYPE {
-        let recorded = super::webhook_attempt::run(
-            &completer, &registry, &metrics, &tenant, id, attempt, &payload, lease, &interrupt,
-            executing,
-        )
-        .instrument(span())
-        .await;
-        metrics.attempt_recorded(&tenant, &job_type, attempt, recorded);
-        return recorded;
-    }
+    let span = || job_span(id, &tenant, &job_type, attempt);
     let recorded = match registry.resolve(&tenant, &job_type).await {
         Err(error) => {
             drop(executing);
@@ -213,7 +129,7 @@ pub(super) async fn run_attempt(
                     input,
                     &resolved.limits,
                     resolved.grants.clone(),
-                    interrupt.token.clone(),
+                    interrupt.token(),
                 )
                 .await;
             drop(executing);
@@ -259,37 +175,6 @@ pub(super) async fn run_attempt(
     };
     metrics.attempt_recorded(&tenant, &job_type, attempt, recorded);
     recorded
-}
-
-pub(super) async fn record(
-    completer: &Completer,
-    lease: Lease,
-    next: Option<Transition>,
-) -> Recorded {
-    match next {
-        None => {
-            warn!("lease lost while running; outcome dropped");
-            None
-        }
-        Some(next) => {
-            if let Transition::Fail(failure) = &next {
-                info!(error = %failure.error, fatal = failure.fatal, "attempt failed");
-            }
-            completer.record(lease, next).await
-        }
-    }
-}
-
-/// Gives back a job that was claimed (prefetched) but never started, for `reason` (it
-/// goes to the attempt history). The attempt is not used up.
-pub(super) async fn release_unstarted(
-    ctx: AttemptContext,
-    lease: Lease,
-    reason: &'static str,
-) -> Recorded {
-    ctx.completer
-        .record(lease, Transition::Release(reason))
-        .await
 }
 
 fn log_guest_output(log: Option<&AttemptLog>) {

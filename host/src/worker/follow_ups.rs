@@ -1,8 +1,9 @@
 //! Follow-up jobs on the worker's side: the grant each attempt of a 0.2 component gets
 //! (the tenant's caps, or the defaults), the check made when the guest calls
 //! `jobs.enqueue` (the options and payload as any enqueue checks them, and that the
-//! tenant has the job type, through the registry's cache), and the conversion of what
-//! the guest asked for into the store's [`NewJob`], which the completion inserts.
+//! tenant has the job type, through a [`JobTypeLookup`]: the registry's cache), and the
+//! conversion of what the guest asked for into the store's [`NewJob`], which the
+//! completion inserts.
 //!
 //! A follow-up of the reserved type `sluice.event` is an event, checked here as one
 //! (docs/webhooks.md). Must not: insert jobs (the completion does, in the store, atomically with the
@@ -15,19 +16,25 @@ use chrono::DateTime;
 use sluice_sandbox::{CheckFuture, FollowUp, FollowUpCheck, FollowUpGrant, FollowUpRefusal};
 use sluice_store::{EVENT_JOB_TYPE, EventRequest, KeyScope, NewJob, RunAt, TenantRecord, priority};
 
-use super::registry::{Registry, ResolveError};
-
 /// Follow-up jobs one attempt may enqueue when its tenant sets no cap.
 pub const DEFAULT_MAX_FOLLOW_UPS: u32 = 1000;
 
 /// Their payload bytes together when its tenant sets no cap (16 MiB).
 pub const DEFAULT_MAX_FOLLOW_UP_BYTES: u64 = 16 << 20;
 
+/// Whether a tenant has a job type: a follow-up of a type its tenant lacks is refused when
+/// the guest asks. The registry answers from its cache; it holds the grants made here,
+/// so they hold it weakly.
+pub(super) trait JobTypeLookup: Send + Sync {
+    /// `Ok` when `tenant` has `job_type`; the refusal to give the guest otherwise.
+    fn has_job_type<'a>(self: Arc<Self>, tenant: &'a str, job_type: &'a str) -> CheckFuture<'a>;
+}
+
 /// The grant for the attempts of `tenant`'s jobs (the registry caches it with the
 /// tenant's record). `default_payload` is the host's payload limit for tenants without
 /// `max_payload_bytes`.
 pub(super) fn grant(
-    registry: &Arc<Registry>,
+    job_types: Weak<dyn JobTypeLookup>,
     tenant: &TenantRecord,
     default_payload: i64,
 ) -> Arc<FollowUpGrant> {
@@ -40,8 +47,7 @@ pub(super) fn grant(
             .max_follow_up_bytes
             .map_or(DEFAULT_MAX_FOLLOW_UP_BYTES, |n| n.max(0) as u64),
         check: Arc::new(TenantJobTypes {
-            // Weak: the registry's cache holds this grant.
-            registry: Arc::downgrade(registry),
+            job_types,
             tenant: tenant.id.clone(),
             max_payload: limits.max_payload_bytes.map_or(default_payload, i64::from),
         }),
@@ -105,7 +111,8 @@ fn check_event(follow_up: &FollowUp) -> Result<(), FollowUpRefusal> {
 
 /// The check of one attempt's follow-ups: they belong to `tenant`.
 struct TenantJobTypes {
-    registry: Weak<Registry>,
+    /// Weak: the registry's cache holds this grant.
+    job_types: Weak<dyn JobTypeLookup>,
     tenant: String,
     max_payload: i64,
 }
@@ -125,21 +132,14 @@ impl FollowUpCheck for TenantJobTypes {
             if follow_up.job_type == EVENT_JOB_TYPE {
                 return check_event(follow_up);
             }
-            let Some(registry) = self.registry.upgrade() else {
+            let Some(job_types) = self.job_types.upgrade() else {
                 return Err(FollowUpRefusal::Unavailable(
                     "the worker is shutting down".to_owned(),
                 ));
             };
-            match registry.job_type(&self.tenant, &follow_up.job_type).await {
-                Ok(_) => Ok(()),
-                Err(ResolveError::Permanent(_) | ResolveError::NotHere(_)) => {
-                    Err(FollowUpRefusal::UnknownJobType(follow_up.job_type.clone()))
-                }
-                Err(ResolveError::Infrastructure(error)) => {
-                    Err(FollowUpRefusal::Unavailable(format!("{error:#}")))
-                }
-                Err(other) => Err(FollowUpRefusal::Unavailable(other.to_string())),
-            }
+            job_types
+                .has_job_type(&self.tenant, &follow_up.job_type)
+                .await
         })
     }
 }

@@ -14,9 +14,9 @@ use std::time::Duration;
 use sluice_store::{Lease, Store};
 use tracing::warn;
 
+use super::attempt::StopReason;
 use super::completer::{Completer, Transition};
 use super::config::WorkerConfig;
-use super::executor::StopReason;
 use super::slots::{Phase, Running};
 use crate::metrics::StoreOperation;
 

@@ -1,14 +1,24 @@
 //! The worker: claims jobs up to the free slots, runs each attempt as a task, keeps its
 //! leases, and stops on shutdown (draining first) or, with `--drain`, once nothing
-//! runnable remains. This file holds its configuration and [`run`], which starts the
-//! parts; the claim loop itself is `producer`.
+//! runnable remains. This file holds [`run`], which starts the parts; the claim loop
+//! itself is `producer`. The reaper of expired leases is not part of it: `Host::run`
+//! starts it beside. Nothing here speaks SQL or wasmtime, or imports the HTTP API, the
+//! dashboard or the CLI.
 //!
-//! Modules import downward only: `producer` (the loop; `plan` says when to claim,
-//! `beside` runs its store calls) → `slots` (held jobs) → `executor` (one attempt,
-//! deciding its transition) → `completer` (writing it) → the store. `leases`, `wakeup`,
-//! `prefetch` (the queue's depth) and `shutdown` serve the producer; `registry` (its
-//! records cached by `record_cache`) the executor. Nothing here speaks SQL or wasmtime.
+//! Modules import downward only, through these layers, top first (a module imports from
+//! its own layer and those below, never in a circle; `worker_modules_import_downward_only`
+//! checks):
+//! 1. `producer`, `plan`, `beside`, `leases`: the claim loop, when it claims, the store
+//!    calls it runs beside itself, and the heartbeat of what it holds
+//! 2. `slots`, `fair_queue`: the jobs it holds, and the queue fair between tenants
+//! 3. `executor`, `webhook_attempt`: one attempt of a component, of a webhook delivery
+//! 4. `attempt`: what every attempt shares (its context, interrupt, slot guard)
+//! 5. `registry`, `record_cache`, `follow_ups`: job types, tenants and components as
+//!    attempts need them, cached; the follow-up jobs a guest may ask for
+//! 6. `config`, `prefetch`, `wakeup`, `shutdown`: the configuration and its parts
+//! 7. `completer`: the one writer of an attempt's end
 
+mod attempt;
 mod beside;
 mod completer;
 mod config;
@@ -33,14 +43,13 @@ use sluice_store::Store;
 use tokio_util::sync::CancellationToken;
 use tracing::info;
 
+use attempt::AttemptContext;
+pub use attempt::{Interrupt, StopReason};
 use completer::Completer;
 pub use completer::Recorded;
 pub use config::{WorkerConfig, WorkerSummary, cpus, default_guest_threads};
-use executor::AttemptContext;
-pub use executor::{Interrupt, StopReason};
 use registry::Registry;
 
-use crate::services::{self, reaper::Reaper, reaper::ReaperConfig};
 pub use prefetch::{MAX_AUTO_DEPTH, Prefetch};
 use producer::{Ended, Producer};
 pub use shutdown::ShutdownTimeouts;
@@ -48,8 +57,8 @@ use wakeup::Wakeups;
 pub use wakeup::{IdlePolicy, Listen};
 
 /// Run a worker until `shutdown` fires (drain, then interrupt and release what still
-/// runs) or, with `drain`, until nothing runnable remains. The reaper runs beside it as
-/// a service and stops with it.
+/// runs) or, with `drain`, until nothing runnable remains. The reaper is not part of it:
+/// `Host::run` starts it beside the claim loop.
 pub async fn run(
     store: Store,
     sandbox: Sandbox,
@@ -67,16 +76,6 @@ pub async fn run(
         ),
         metrics: config.metrics.clone(),
     };
-    let stop_reaper = CancellationToken::new();
-    let reaper = Reaper {
-        store: store.clone(),
-        config: ReaperConfig {
-            interval: config.reap_interval,
-            ..ReaperConfig::default()
-        },
-        metrics: config.metrics.clone(),
-    };
-    let reaper = tokio::spawn(services::run(reaper, stop_reaper.clone()));
     let wakeups = Wakeups::start(&store, &config.listen, config.metrics.clone());
     info!(worker = %config.worker_id, concurrency = config.concurrency, prefetch = %config.prefetch, "worker started");
     config.metrics.secrets_key_loaded(config.secrets.is_some());
@@ -85,8 +84,6 @@ pub async fn run(
     if producer.running(&shutdown).await == Ended::Signal {
         producer.shutting_down().await;
     }
-    stop_reaper.cancel();
-    let _ = reaper.await;
     let summary = producer.summary;
     info!(?summary, "worker stopped");
     Ok(summary)
@@ -120,5 +117,19 @@ async fn say_what_secrets_this_host_opens(store: &Store, keys: Option<&sluice_se
             }
         }
         Err(error) => tracing::warn!(%error, "cannot count secrets by key id"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::module_graph::{ModuleGraph, read_sources};
+
+    /// The layers the module comment states are the ones the code keeps.
+    #[test]
+    fn worker_modules_import_downward_only() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let graph = ModuleGraph::of_folder(&read_sources(&src), "worker");
+        assert_eq!(graph.layers.len(), 7, "worker/mod.rs declares its layers");
+        assert_eq!(graph.problems(), Vec::<String>::new());
     }
 }

@@ -21,9 +21,9 @@ use tokio::time::{Instant, Sleep, sleep_until};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
+use super::attempt::{AttemptContext, StopReason};
 use super::beside::{self, Beside, Call, Reply};
 use super::config::{WorkerConfig, WorkerSummary};
-use super::executor::{AttemptContext, StopReason};
 use super::leases;
 use super::plan::ClaimPlan;
 use super::prefetch::{Prefetch, PrefetchSizer};

@@ -12,21 +12,22 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
 use chrono::{DateTime, Utc};
 use sluice_sandbox::sluice_egress::Grant;
 use sluice_sandbox::{
-    Contract, FollowUpGrant, Grants, HttpGrant, Limits, Sandbox, SecretGrant, TaskComponent,
+    CheckFuture, Contract, FollowUpGrant, FollowUpRefusal, Grants, HttpGrant, Limits, Sandbox,
+    SecretGrant, TaskComponent,
 };
 use sluice_secrets::Keyring;
 use sluice_store::{Backoff, JobTypeRecord, Store, TenantLimits, TenantRecord};
 
 use tracing::warn;
 
-use super::follow_ups;
+use super::follow_ups::{self, JobTypeLookup};
 use super::record_cache::{Cached, RecordCache};
 use crate::grants;
 use crate::secrets::{self, GrantError};
@@ -343,7 +344,9 @@ impl Registry {
             .ok_or_else(|| {
                 ResolveError::Permanent(format!("tenant `{tenant}` no longer exists"))
             })?;
-        let follow_ups = follow_ups::grant(self, &caps, self.store.default_max_payload_bytes());
+        // Weak: this cache holds the grant, which looks job types up here.
+        let registry: Weak<Registry> = Arc::downgrade(self);
+        let follow_ups = follow_ups::grant(registry, &caps, self.store.default_max_payload_bytes());
         Ok((caps, follow_ups))
     }
 
@@ -387,6 +390,23 @@ impl Registry {
 
 /// The tenant's caps over whatever the type and host defaults gave: a type that leaves a
 /// limit unset runs under the host default, but never above its tenant's cap.
+impl JobTypeLookup for Registry {
+    fn has_job_type<'a>(self: Arc<Self>, tenant: &'a str, job_type: &'a str) -> CheckFuture<'a> {
+        Box::pin(async move {
+            match self.job_type(tenant, job_type).await {
+                Ok(_) => Ok(()),
+                Err(ResolveError::Permanent(_) | ResolveError::NotHere(_)) => {
+                    Err(FollowUpRefusal::UnknownJobType(job_type.to_owned()))
+                }
+                Err(ResolveError::Infrastructure(error)) => {
+                    Err(FollowUpRefusal::Unavailable(format!("{error:#}")))
+                }
+                Err(other) => Err(FollowUpRefusal::Unavailable(other.to_string())),
+            }
+        })
+    }
+}
+
 fn capped(mut limits: Limits, caps: &TenantLimits) -> Limits {
     let cap = |cap: Option<i64>, slot: &mut u64| {
         if let Some(c) = cap {

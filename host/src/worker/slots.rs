@@ -6,21 +6,23 @@
 //! Only executing jobs count against `concurrency`: a job whose guest has finished frees
 //! its slot at once, so the next one starts while the outcome is still on its way to the
 //! database. Beyond `concurrency`, the spare slots take only jobs of tenants with nothing
-//! executing here. Owns that bookkeeping and the attempt tasks; must not claim, speak SQL or
-//! decide outcomes (`executor` does).
+//! executing here. Owns that bookkeeping and the attempt tasks, each run by `executor` (a
+//! component) or `webhook_attempt` (a webhook delivery), chosen by the job's type; must not
+//! claim, speak SQL or decide outcomes (those two do).
 
 use std::collections::HashMap;
 
-use sluice_store::{ClaimedJob, Lease};
+use sluice_store::{ClaimedJob, Lease, WEBHOOK_JOB_TYPE};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tracing::warn;
 
+use super::attempt::{AttemptContext, Executing, Interrupt, StopReason, release_unstarted};
 use super::completer::Recorded;
 use super::config::{WorkerConfig, WorkerSummary};
-use super::executor::{self, AttemptContext, Executing, Interrupt, StopReason};
 use super::fair_queue::FairQueue;
+use super::{executor, webhook_attempt};
 
 /// One held job's lease and the handle that interrupts its attempt.
 pub(super) struct Running {
@@ -171,14 +173,16 @@ impl Slots {
             started = true;
             let executing = Executing::new(self.ran_tx.clone(), job.id);
             let job_id = job.id;
+            let (ctx, interrupt) = (ctx.clone(), held.interrupt.clone());
             // Boxed: the attempt's future is kilobytes, copied whole on every move
             // (into the task, and when tokio stores its output) unless it is boxed.
-            let task = self.tasks.spawn(Box::pin(executor::run_attempt(
-                ctx.clone(),
-                job,
-                held.interrupt.clone(),
-                executing,
-            )));
+            let task = if job.job_type == WEBHOOK_JOB_TYPE {
+                let delivery = webhook_attempt::run(ctx, job, interrupt, executing);
+                self.tasks.spawn(Box::pin(delivery))
+            } else {
+                let run = executor::run_attempt(ctx, job, interrupt, executing);
+                self.tasks.spawn(Box::pin(run))
+            };
             self.task_jobs.insert(task.id(), job_id);
         }
         if started {
@@ -217,9 +221,9 @@ impl Slots {
 
     fn give_back(&mut self, ctx: &AttemptContext, jobs: Vec<ClaimedJob>, reason: &'static str) {
         for job in jobs {
-            let task =
-                self.tasks
-                    .spawn(executor::release_unstarted(ctx.clone(), job.lease, reason));
+            let task = self
+                .tasks
+                .spawn(release_unstarted(ctx.clone(), job.lease, reason));
             self.task_jobs.insert(task.id(), job.id);
         }
     }

@@ -10,33 +10,58 @@
 
 use std::time::Duration;
 
-use sluice_store::{Backoff, Completion, Failure, Lease};
+use sluice_store::{Backoff, ClaimedJob, Completion, Failure, Lease};
+use tracing::Instrument;
 
-use super::completer::{Completer, Recorded, Transition};
-use super::executor::{Executing, Interrupt, StopReason, record};
-use super::registry::{Registry, ResolveError};
-use crate::metrics::Metrics;
+use super::attempt::{AttemptContext, Executing, Interrupt, StopReason, record, span as job_span};
+use super::completer::{Recorded, Transition};
+use super::registry::ResolveError;
 use crate::webhooks::deliver::{DeliveryJob, Sender, Verdict, deliver};
 
 /// Jitter around each scheduled retry delay.
 const RETRY_JITTER: f64 = 0.1;
 
-/// Runs one delivery attempt and records it.
-#[allow(clippy::too_many_arguments)]
+/// Runs one delivery attempt (a claimed job of type `sluice.webhook`) and records it.
 pub(super) async fn run(
-    completer: &Completer,
-    registry: &std::sync::Arc<Registry>,
-    metrics: &Metrics,
-    tenant: &str,
-    id: i64,
-    attempt: i32,
-    payload: &[u8],
+    ctx: AttemptContext,
+    job: ClaimedJob,
+    interrupt: Interrupt,
+    executing: Executing,
+) -> Recorded {
+    let _in_progress = ctx.metrics.attempt_started();
+    let ClaimedJob {
+        id,
+        tenant,
+        job_type,
+        payload,
+        attempt,
+        lease,
+        ..
+    } = job;
+    let delivery = DeliveryJob {
+        id,
+        tenant: &tenant,
+        attempt,
+        payload: &payload,
+    };
+    let recorded = deliver_and_record(&ctx, &delivery, lease, &interrupt, executing)
+        .instrument(job_span(id, &tenant, &job_type, attempt))
+        .await;
+    ctx.metrics
+        .attempt_recorded(&tenant, &job_type, attempt, recorded);
+    recorded
+}
+
+async fn deliver_and_record(
+    ctx: &AttemptContext,
+    delivery: &DeliveryJob<'_>,
     lease: Lease,
     interrupt: &Interrupt,
     executing: Executing,
 ) -> Recorded {
+    let registry = &ctx.registry;
     let sending = async {
-        let grant = match registry.webhook_grant(tenant).await {
+        let grant = match registry.webhook_grant(delivery.tenant).await {
             Ok(grant) => grant,
             Err(ResolveError::Permanent(why)) => return Verdict::Dead(why),
             Err(_) => return Verdict::Release("infrastructure: tenant unreadable"),
@@ -45,15 +70,9 @@ pub(super) async fn run(
             store: registry.store(),
             connector: registry.sandbox().connector(),
             keyring: registry.keyring(),
-            metrics,
+            metrics: &ctx.metrics,
         };
-        let job = DeliveryJob {
-            id,
-            tenant,
-            attempt,
-            payload,
-        };
-        deliver(&sender, &job, &grant).await
+        deliver(&sender, delivery, &grant).await
     };
     let verdict = tokio::select! {
         verdict = sending => Some(verdict),
@@ -61,7 +80,7 @@ pub(super) async fn run(
     };
     drop(executing);
     let next = match verdict {
-        Some(verdict) => Some(transition(verdict, attempt)),
+        Some(verdict) => Some(transition(verdict, delivery.attempt)),
         None => match interrupt.reason() {
             Some(StopReason::Shutdown) => Some(Transition::Release("host shutting down")),
             Some(StopReason::LeaseLost) => None,
@@ -70,7 +89,7 @@ pub(super) async fn run(
             }
         },
     };
-    record(completer, lease, next).await
+    record(&ctx.completer, lease, next).await
 }
 
 /// The transition for a verdict of attempt `attempt`. Pure.

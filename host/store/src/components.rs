@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
-use crate::tenants::validate_tenant_id;
+use crate::validate::validate_tenant_id;
 use crate::{Store, StoreError, text};
 
 /// A component to upload.

@@ -14,9 +14,9 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 
-use crate::job_types::validate_job_type_name;
 use crate::types::KeyScope;
-use crate::{Store, StoreError, tenants, text, time_range};
+use crate::validate::{validate_job_type_name, validate_tenant_id};
+use crate::{Store, StoreError, text, time_range};
 
 /// When a job becomes due.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -147,8 +147,7 @@ impl NewJob {
 }
 
 fn validate(job: &NewJob) -> Result<(), StoreError> {
-    tenants::validate_tenant_id(&job.tenant)
-        .map_err(|_| StoreError::UnknownTenant(job.tenant.clone()))?;
+    validate_tenant_id(&job.tenant).map_err(|_| StoreError::UnknownTenant(job.tenant.clone()))?;
     validate_job_type_name(&job.job_type)?;
     if i16::try_from(job.priority).is_err() {
         return Err(StoreError::InvalidInput {

@@ -1,7 +1,12 @@
 //! The store's error type: one variant per case a caller must branch on.
 //!
-//! Owns: [`StoreError`] and the mapping of Postgres error codes onto it.
+//! Owns: [`StoreError`] (with [`LiveWorker`], what `WorkerIdInUse` carries) and the
+//! mapping of Postgres error codes onto it.
 //! Must not: log (errors are logged where they are handled, not where they pass).
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
 
 use crate::types::JobState;
 
@@ -86,7 +91,7 @@ pub enum StoreError {
     #[error("{}", worker_id_in_use_message(id, live.as_ref()))]
     WorkerIdInUse {
         id: String,
-        live: Option<crate::workers::LiveWorker>,
+        live: Option<LiveWorker>,
     },
 
     /// Postgres or the connection failed.
@@ -158,7 +163,20 @@ fn schema_mismatch_message(database: Option<i64>, binary: i64) -> String {
     }
 }
 
-fn worker_id_in_use_message(id: &str, live: Option<&crate::workers::LiveWorker>) -> String {
+/// The live process holding an id that another asked for
+/// ([`StoreError::WorkerIdInUse`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LiveWorker {
+    pub kind: String,
+    pub hostname: String,
+    pub pid: i32,
+    pub last_heartbeat: DateTime<Utc>,
+    /// Seconds between its last heartbeat and the refused start (database clock).
+    pub seconds_ago: f64,
+    pub lease: Duration,
+}
+
+fn worker_id_in_use_message(id: &str, live: Option<&LiveWorker>) -> String {
     let who = match live {
         Some(w) => format!(
             "by a live {} (host {}, pid {}), last seen {:.1}s ago at {}, with a lease of {:?}",

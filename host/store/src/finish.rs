@@ -14,7 +14,6 @@
 //! a completion has one destination, so `Ok(())` says it.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
@@ -22,7 +21,7 @@ use crate::attempt_logs::{AttemptLog, log_columns, log_params};
 use crate::enqueue::NewJob;
 use crate::listen::JOBS_CHANNEL;
 use crate::time_range::MAX_DELAY;
-use crate::types::{AttemptOutcome, JobState, Lease};
+use crate::types::{AttemptOutcome, Backoff, JobState, Lease};
 use crate::{Store, StoreError, micros, text};
 
 /// A successful attempt.
@@ -36,27 +35,6 @@ pub struct Completion {
     pub follow_ups: Vec<NewJob>,
     /// What the attempt logged (`None`: nothing, and nothing more is written).
     pub log: Option<AttemptLog>,
-}
-
-/// Retry delay policy: `min(cap, base * 2^(attempt-1)) * (1 ± jitter * random())`,
-/// computed in SQL from database time.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Backoff {
-    pub base: Duration,
-    pub cap: Duration,
-    /// Fraction in `0.0..=1.0`.
-    pub jitter: f64,
-}
-
-impl Default for Backoff {
-    /// 1 s, capped at 1 h, ±20 %.
-    fn default() -> Self {
-        Backoff {
-            base: Duration::from_secs(1),
-            cap: Duration::from_secs(3600),
-            jitter: 0.2,
-        }
-    }
 }
 
 /// A failed attempt.

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::finish::Backoff;
-use crate::tenants::validate_tenant_id;
+use crate::types::Backoff;
+use crate::validate::{check_allow_list, check_grants, validate_job_type_name, validate_tenant_id};
 use crate::{Store, StoreError, text, time_range};
 
 /// What to register (upsert) for a job type. `None` limits mean "host default".
@@ -54,32 +54,6 @@ pub struct HttpSpec {
     pub connect_timeout: Option<Duration>,
     pub first_byte_timeout: Option<Duration>,
     pub between_bytes_timeout: Option<Duration>,
-}
-
-/// At most this many entries in one allow list (also a CHECK constraint).
-pub const MAX_ALLOW_ENTRIES: usize = 64;
-
-/// Checks an allow list's shape (count, each entry's text); the host parses the entries.
-pub(crate) fn check_allow_list(field: &'static str, entries: &[String]) -> Result<(), StoreError> {
-    if entries.len() > MAX_ALLOW_ENTRIES {
-        return Err(StoreError::InvalidInput {
-            field,
-            message: format!(
-                "{} entries, more than the {MAX_ALLOW_ENTRIES} an allow list may hold",
-                entries.len()
-            ),
-        });
-    }
-    for entry in entries {
-        if entry.is_empty() || entry.len() > 300 {
-            return Err(StoreError::InvalidInput {
-                field,
-                message: format!("entry {entry:?} must be 1 to 300 bytes"),
-            });
-        }
-        text::check(field, entry)?;
-    }
-    Ok(())
 }
 
 impl JobTypeSpec {
@@ -160,18 +134,6 @@ const GET_JOB_TYPE: &str = include_str!("../sql/job_types/get.sql");
 const LIST_JOB_TYPES: &str = include_str!("../sql/job_types/list.sql");
 /// Guarded on the type existing and the component being the tenant's.
 const SET_COMPONENT: &str = include_str!("../sql/job_types/set_component.sql");
-
-/// Validates a job type name (also a CHECK constraint on both tables).
-pub(crate) fn validate_job_type_name(name: &str) -> Result<(), StoreError> {
-    let n = name.chars().count();
-    if n == 0 || n > 128 {
-        return Err(StoreError::InvalidInput {
-            field: "job_type",
-            message: format!("a job type name must be 1 to 128 characters, got {n}"),
-        });
-    }
-    text::check("job_type", name)
-}
 
 /// Refuses the names Sluice keeps for types it runs itself (`sluice.webhook`, ...).
 fn check_not_reserved(name: &str) -> Result<(), StoreError> {
@@ -258,7 +220,7 @@ impl Store {
             });
         }
         check_allow_list("allow_http", &spec.http.allow)?;
-        crate::secrets::check_grants("secrets", &spec.secrets)?;
+        check_grants("secrets", &spec.secrets)?;
         let max_requests = spec
             .http
             .max_requests

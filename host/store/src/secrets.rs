@@ -1,24 +1,18 @@
 //! Tenant secrets as stored rows: names, sizes and values sealed by the host (key id,
 //! nonce, ciphertext), and the names each job type is granted (`job_types.secrets`).
 //!
-//! Owns: every statement on `sluice.secrets`, the syntax of secret names and the value
-//! size limit (checked here for every caller). Must not: encrypt, decrypt or see a value
+//! Owns: every statement on `sluice.secrets` and the value size limit (checked here for
+//! every caller; the syntax of secret names is `validate`'s). Must not: encrypt, decrypt or see a value
 //! or a key (the host seals with `sluice-secrets`; the store keeps what it is handed), or
 //! return a row of another tenant than the one asked for.
 
 use chrono::{DateTime, Utc};
 
-use crate::tenants::validate_tenant_id;
+use crate::validate::{validate_secret_name, validate_tenant_id};
 use crate::{Store, StoreError, text};
 
 /// Largest value of one secret, in bytes: 64 KiB.
 pub const MAX_SECRET_BYTES: usize = 64 * 1024;
-
-/// Longest secret name.
-pub const MAX_SECRET_NAME_LEN: usize = 128;
-
-/// At most this many names in one job type's grant (also a CHECK constraint).
-pub const MAX_SECRET_GRANTS: usize = 64;
 
 /// A secret as listed: never its value.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
@@ -60,26 +54,6 @@ pub struct Resealed {
     pub ciphertext: Vec<u8>,
 }
 
-/// Checks a secret name: `[A-Za-z_][A-Za-z0-9_]{0,127}` (also a CHECK constraint).
-/// `field` names the request field in the error.
-pub fn validate_secret_name(field: &'static str, name: &str) -> Result<(), StoreError> {
-    let mut chars = name.chars();
-    let first_ok = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
-    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if name.is_empty() || name.len() > MAX_SECRET_NAME_LEN || !first_ok || !rest_ok {
-        text::check(field, name)?;
-        return Err(StoreError::InvalidInput {
-            field,
-            message: format!(
-                "{name:?} is not a secret name: use 1 to {MAX_SECRET_NAME_LEN} letters, digits and `_`, not starting with a digit (like STRIPE_KEY)"
-            ),
-        });
-    }
-    Ok(())
-}
-
 /// Checks a secret's plain value before the host seals it: at most
 /// [`MAX_SECRET_BYTES`], no NUL (like every other text).
 pub fn check_secret_value(value: &str) -> Result<(), StoreError> {
@@ -93,23 +67,6 @@ pub fn check_secret_value(value: &str) -> Result<(), StoreError> {
         });
     }
     text::check("value", value)
-}
-
-/// Checks a job type's granted names (count and syntax), naming the field.
-pub(crate) fn check_grants(field: &'static str, names: &[String]) -> Result<(), StoreError> {
-    if names.len() > MAX_SECRET_GRANTS {
-        return Err(StoreError::InvalidInput {
-            field,
-            message: format!(
-                "{} names, more than the {MAX_SECRET_GRANTS} a job type may be granted",
-                names.len()
-            ),
-        });
-    }
-    for name in names {
-        validate_secret_name(field, name)?;
-    }
-    Ok(())
 }
 
 const UPSERT_SECRET: &str = include_str!("../sql/secrets/upsert.sql");
@@ -237,25 +194,6 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_follow_the_syntax_and_errors_name_the_field() {
-        for good in ["A", "_", "STRIPE_KEY", "a1_b2", &"x".repeat(128)] {
-            assert!(validate_secret_name("name", good).is_ok(), "{good}");
-        }
-        for bad in [
-            "",
-            "1ABC",
-            "has-dash",
-            "sp ace",
-            "é",
-            &"x".repeat(129),
-            "A\0",
-        ] {
-            let err = validate_secret_name("secret", bad).unwrap_err().to_string();
-            assert!(err.starts_with("invalid secret: "), "{bad:?}: {err}");
-        }
-    }
 
     #[test]
     fn values_are_capped_and_refuse_nul() {

@@ -12,8 +12,8 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::tenants::validate_tenant_id;
 use crate::types::JobState;
+use crate::validate::validate_tenant_id;
 use crate::{Store, StoreError};
 
 /// The whole picture, of one tenant or of all. Totals are the sums of `types`.

@@ -8,6 +8,7 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::validate::{check_allow_list, validate_tenant_id};
 use crate::{JobTypeSpec, Store, StoreError, text};
 
 /// A tenant row. Limit fields are `None` when the host default applies.
@@ -203,27 +204,6 @@ const LIST_TENANTS: &str = include_str!("../sql/tenants/list.sql");
 const SET_TENANT_LIMITS: &str = include_str!("../sql/tenants/set_limits.sql");
 const SET_TENANT_EGRESS: &str = include_str!("../sql/tenants/set_egress.sql");
 
-/// Checks the tenant id format, `^[a-z0-9][a-z0-9_-]{0,62}$` (also a CHECK constraint).
-pub(crate) fn validate_tenant_id(id: &str) -> Result<(), StoreError> {
-    let bytes = id.as_bytes();
-    let first_ok = bytes
-        .first()
-        .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
-    let rest_ok = bytes
-        .iter()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_' || *b == b'-');
-    if first_ok && rest_ok && bytes.len() <= 63 {
-        Ok(())
-    } else {
-        Err(StoreError::InvalidInput {
-            field: "tenant",
-            message: format!(
-                "{id:?} is not a tenant id: use 1 to 63 characters from a-z, 0-9, '_' and '-', starting with a letter or digit"
-            ),
-        })
-    }
-}
-
 impl Store {
     /// Creates a tenant. Idempotent: creating an existing tenant changes nothing.
     pub async fn create_tenant(&self, id: &str) -> Result<(), StoreError> {
@@ -292,7 +272,7 @@ impl Store {
         allow: Option<&[String]>,
     ) -> Result<TenantRecord, StoreError> {
         if let Some(entries) = allow {
-            crate::job_types::check_allow_list("egress_allow", entries)?;
+            check_allow_list("egress_allow", entries)?;
         }
         sqlx::query_as(SET_TENANT_EGRESS)
             .bind(text::lossy(id).as_ref())

@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use rand::TryRngCore as _;
 use sha2::{Digest, Sha256};
 
-use crate::tenants::validate_tenant_id;
+use crate::validate::validate_tenant_id;
 use crate::{Store, StoreError, text};
 
 /// What every token starts with, so a leaked one is recognisable (secret scanners).

@@ -1,10 +1,11 @@
-//! Shared vocabulary of the queue: job states, key scopes, attempt outcomes, priorities
-//! and the lease a worker holds.
+//! Shared vocabulary of the queue: job states, key scopes, attempt outcomes, priorities,
+//! the lease a worker holds and the retry backoff.
 //!
 //! Owns: the Rust mirrors of the `sluice.job_state` and `sluice.key_scope` enums and of
 //! `job_attempts.outcome`. Must not: run SQL.
 
 use std::fmt;
+use std::time::Duration;
 
 /// State of a job. Mirrors the Postgres enum `sluice.job_state` one to one.
 #[derive(
@@ -185,4 +186,25 @@ pub mod priority {
 pub struct Lease {
     pub job_id: i64,
     pub token: uuid::Uuid,
+}
+
+/// Retry delay policy: `min(cap, base * 2^(attempt-1)) * (1 ± jitter * random())`,
+/// computed in SQL from database time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Backoff {
+    pub base: Duration,
+    pub cap: Duration,
+    /// Fraction in `0.0..=1.0`.
+    pub jitter: f64,
+}
+
+impl Default for Backoff {
+    /// 1 s, capped at 1 h, ±20 %.
+    fn default() -> Self {
+        Backoff {
+            base: Duration::from_secs(1),
+            cap: Duration::from_secs(3600),
+            jitter: 0.2,
+        }
+    }
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::tenants::validate_tenant_id;
+use crate::validate::validate_tenant_id;
 use crate::{Store, StoreError, micros, text};
 
 /// The reserved job type of webhook deliveries; no user type may take a `sluice.` name.

@@ -14,7 +14,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::{Store, StoreError, micros};
+use crate::{LiveWorker, Store, StoreError, micros};
 
 /// Stopped and lost rows are deleted by retention this long after they stopped (or
 /// their lease ran out): 7 days.
@@ -66,19 +66,6 @@ pub struct Registration {
     /// Random per start: a stop or heartbeat of this start never touches the row of a
     /// later process that reused the id.
     pub session: Uuid,
-}
-
-/// The live process holding an id that another asked for
-/// ([`StoreError::WorkerIdInUse`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct LiveWorker {
-    pub kind: String,
-    pub hostname: String,
-    pub pid: i32,
-    pub last_heartbeat: DateTime<Utc>,
-    /// Seconds between its last heartbeat and the refused start (database clock).
-    pub seconds_ago: f64,
-    pub lease: Duration,
 }
 
 /// A row's state, read against the database clock.

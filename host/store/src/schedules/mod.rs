@@ -17,8 +17,8 @@ use chrono::{DateTime, Utc};
 pub use fire::FireReport;
 pub use slots::{CatchUp, ON_TIME_GRACE, next_slot_after, parse_cron, parse_tz, time_zone_names};
 
-use crate::job_types::validate_job_type_name;
-use crate::{Store, StoreError, tenants, text};
+use crate::validate::{validate_job_type_name, validate_tenant_id};
+use crate::{Store, StoreError, text};
 
 /// Default of [`NewSchedule::max_catch_up`].
 pub const DEFAULT_MAX_CATCH_UP: u32 = 10;
@@ -133,8 +133,7 @@ pub const MAX_CATCH_UP: u32 = 100_000;
 
 /// Everything about a new schedule that can be checked without the database.
 fn validate(spec: &NewSchedule) -> Result<(), StoreError> {
-    tenants::validate_tenant_id(&spec.tenant)
-        .map_err(|_| StoreError::UnknownTenant(spec.tenant.clone()))?;
+    validate_tenant_id(&spec.tenant).map_err(|_| StoreError::UnknownTenant(spec.tenant.clone()))?;
     let n = spec.name.chars().count();
     if n == 0 || n > 128 {
         return Err(invalid(

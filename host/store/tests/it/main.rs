@@ -19,6 +19,8 @@ mod lease;
 mod listen;
 mod maintenance;
 mod migrate;
+mod module_graph;
+mod module_order;
 mod one_enqueue;
 mod overview;
 mod plans;

@@ -1,14 +1,22 @@
-//! What every handler shares: the store, a sandbox used only to validate uploads, the
-//! admin token's hash, the rate limiter and the generated OpenAPI document.
+//! What every handler of `sluice serve` shares, the API's (`crate::http`) and the
+//! dashboard's (`crate::ui`): the store, a sandbox used only to validate uploads, the
+//! admin token's hash, the enqueue rate limiter and the generated OpenAPI document.
 //!
-//! Must not: hold per-request data or a token in clear.
+//! A leaf below both, so that neither imports the other (`crate::serve` mounts them
+//! together). Must not: hold per-request data or a token in clear, or import the API,
+//! the dashboard or what serves them.
+
+pub mod rate_limit;
 
 use std::sync::{Arc, OnceLock};
 
 use sluice_sandbox::Sandbox;
 use sluice_store::{Store, token_hash};
 
-use super::rate_limit::RateLimiter;
+use rate_limit::RateLimiter;
+
+/// The tenant an admin token given by `SLUICE_ADMIN_TOKEN` acts for without the header.
+pub const ENV_ADMIN_HOME_TENANT: &str = "default";
 
 /// Settings of one `sluice serve` process. `Debug` hides the admin token.
 #[derive(Clone)]
@@ -125,7 +133,7 @@ impl AppState {
         self.inner.openapi.get().map_or("{}", String::as_str)
     }
 
-    pub(super) fn set_openapi_json(&self, json: String) {
+    pub(crate) fn set_openapi_json(&self, json: String) {
         let _ = self.inner.openapi.set(json);
     }
 }

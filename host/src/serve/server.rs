@@ -4,7 +4,7 @@
 //! and shuts down gracefully: stop accepting, let requests in flight finish.
 //!
 //! Owns: connection-level timeouts. Must not: know routes or handlers (that is
-//! `router`); the request-body timeout is `body_timeout`, a middleware.
+//! `app`); the request-body timeout is `http::body_timeout`, a middleware.
 
 use std::future::Future;
 use std::pin::pin;
@@ -20,6 +20,16 @@ use tower::ServiceExt as _;
 
 /// Default longest wait for a request's line and headers.
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Serves `app` on `listener` until `shutdown` completes, then finishes the requests in
+/// flight; request headers must arrive within [`DEFAULT_HEADER_TIMEOUT`].
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_with(listener, app, DEFAULT_HEADER_TIMEOUT, shutdown).await
+}
 
 /// Serves `app` on `listener` until `shutdown` completes, then finishes the requests in
 /// flight. A connection that does not deliver a request's headers within
