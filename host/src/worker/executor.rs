@@ -1,6 +1,6 @@
-//! One attempt of a claimed job that runs a component (a webhook delivery is
-//! `webhook_attempt`'s; `slots` chooses): resolve its type, run it in the sandbox, decide
-//! the queue transition ([`transition`], pure), and hand it to the completer.
+//! One attempt of a claimed job that runs a component (`slots` sends a webhook delivery
+//! elsewhere): resolve its type, run it in the sandbox, decide the queue transition
+//! ([`transition`], pure), and hand it to the completer.
 //!
 //! Owns the mapping from sandbox outcomes and interrupt reasons to transitions
 //! (complete, fail, release, cancel, or nothing when the lease was lost). Must not write
