@@ -54,7 +54,3 @@ pub use webhook_views::{
     DeliveryView, EndpointView, EventAccepted, MAX_ROTATION_GRACE, Redelivered, TestSent,
     default_schedule_text, event_label, grace as parse_grace, payload_text, test_payload,
 };
-
-// The tests' path to what serves the API (`sluice::http::app`): the one import circle of
-// the crate, kept until they import `sluice::serve` (`crate::tests` allows only this one).
-pub use crate::serve::{app, serve, serve_with};

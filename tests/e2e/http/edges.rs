@@ -307,14 +307,14 @@ async fn a_stalled_request_head_is_closed(pool: PgPool) {
         ..sluice_sandbox::SandboxConfig::default()
     })
     .unwrap();
-    let app = sluice::http::app(sluice::http::AppState::new(
+    let app = sluice::serve::app(sluice::http::AppState::new(
         store,
         sandbox,
         sluice::http::ServeConfig::default(),
     ));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
-    let server = tokio::spawn(sluice::http::serve_with(
+    let server = tokio::spawn(sluice::serve::serve_with(
         listener,
         app,
         Duration::from_millis(200),

@@ -1,9 +1,10 @@
-//! The real HTTP API (`sluice::http::app`) served in-process on an ephemeral port over
+//! The real HTTP API (`sluice::serve::app`) served in-process on an ephemeral port over
 //! the test's own database, with helpers to create tenants, tokens and job types.
 #![allow(dead_code)]
 
 use reqwest::{Method, RequestBuilder, Response};
-use sluice::http::{self, AppState, ServeConfig};
+use sluice::http::{AppState, ServeConfig};
+use sluice::serve;
 use sluice_sandbox::{Sandbox, SandboxConfig};
 use sluice_store::{Store, TenantLimits};
 use sqlx::PgPool;
@@ -50,11 +51,11 @@ impl Api {
             ..SandboxConfig::default()
         })
         .expect("start the sandbox");
-        let app = http::app(AppState::new(store.clone(), sandbox, config));
+        let app = serve::app(AppState::new(store.clone(), sandbox, config));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = oneshot::channel::<()>();
-        tokio::spawn(http::serve(listener, app, async {
+        tokio::spawn(serve::serve(listener, app, async {
             let _ = stopped.await;
         }));
         Api {
