@@ -389,7 +389,9 @@ static inline bool sluice_http_send(const sluice_http_request_t *req, sluice_htt
         return sluice_http_fail_code(err, &code);
     }
 
-    /* The body; its stream must be dropped before the body is finished. */
+    /* The body; its stream must be dropped before the body is finished (or dropped). A body
+     * the host stops taking (over its cap, or the request refused) closes the stream: why is
+     * the response's error code, so that is read first, the body dropped unfinished. */
     wasi_http_types_own_output_stream_t out;
     if (!wasi_http_types_method_outgoing_body_write(wasi_http_types_borrow_outgoing_body(body), &out)) {
         wasi_http_types_outgoing_body_drop_own(body);
@@ -397,11 +399,14 @@ static inline bool sluice_http_send(const sluice_http_request_t *req, sluice_htt
         return sluice_http_fail(err, "invalid-request", "request body stream taken twice");
     }
     const uint8_t *bytes = (const uint8_t *)req->body;
+    wasi_io_streams_stream_error_t stream_error = {0};
+    bool closed = false;
     for (size_t off = 0; off < req->body_len; off += 4096) { /* the per-call limit */
         size_t n = req->body_len - off < 4096 ? req->body_len - off : 4096;
         task_list_u8_t chunk = {(uint8_t *)bytes + off, n};
-        wasi_io_streams_stream_error_t stream_error;
         if (!wasi_io_streams_method_output_stream_blocking_write_and_flush(wasi_io_streams_borrow_output_stream(out), &chunk, &stream_error)) {
+            closed = stream_error.tag == WASI_IO_STREAMS_STREAM_ERROR_CLOSED;
+            if (closed) break;
             wasi_io_streams_output_stream_drop_own(out);
             wasi_http_types_outgoing_body_drop_own(body);
             wasi_http_types_future_incoming_response_drop_own(future);
@@ -409,7 +414,9 @@ static inline bool sluice_http_send(const sluice_http_request_t *req, sluice_htt
         }
     }
     wasi_io_streams_output_stream_drop_own(out);
-    if (!wasi_http_types_static_outgoing_body_finish(body, NULL, &code)) {
+    if (closed) {
+        wasi_http_types_outgoing_body_drop_own(body);
+    } else if (!wasi_http_types_static_outgoing_body_finish(body, NULL, &code)) {
         wasi_http_types_future_incoming_response_drop_own(future);
         return sluice_http_fail_code(err, &code);
     }
@@ -426,6 +433,10 @@ static inline bool sluice_http_send(const sluice_http_request_t *req, sluice_htt
     if (got.is_err) return sluice_http_fail(err, "invalid-request", "response taken twice");
     if (got.val.ok.is_err) return sluice_http_fail_code(err, &got.val.ok.val.err);
     wasi_http_types_own_incoming_response_t response = got.val.ok.val.ok;
+    if (closed) {
+        wasi_http_types_incoming_response_drop_own(response);
+        return sluice_http_fail_stream(err, &stream_error);
+    }
     wasi_http_types_borrow_incoming_response_t resp = wasi_http_types_borrow_incoming_response(response);
 
     res->status = wasi_http_types_method_incoming_response_status(resp);

@@ -178,6 +178,36 @@ function readAll(stream) {
 }
 
 /**
+ * Writes and finishes `body`; false if the host closed its stream (the body is then
+ * dropped unfinished: the response says why).
+ */
+function writeBody(body, data) {
+  // The stream must be dropped before the body is finished (or dropped).
+  const stream = body.write();
+  let closed = false;
+  for (let i = 0; i < data.length && !closed; i += WRITE_CHUNK) {
+    try {
+      stream.blockingWriteAndFlush(data.subarray(i, i + WRITE_CHUNK));
+    } catch (e) {
+      const err = errorOf(e);
+      if (!err || err.tag !== "closed") throw fromStreamError(err);
+      closed = true;
+    }
+  }
+  drop(stream);
+  if (closed) {
+    drop(body);
+    return false;
+  }
+  try {
+    OutgoingBody.finish(body, undefined);
+  } catch (e) {
+    throw fromCode(errorOf(e));
+  }
+  return true;
+}
+
+/**
  * Send one request and read the whole response (blocking). `options`: `headers` (object
  * or `[name, value]` pairs; `host` and hop-by-hop headers are refused by the host),
  * `body` (Uint8Array or string), `json` (a value sent as a JSON body with `content-type:
@@ -235,21 +265,9 @@ export function request(method, url, options = {}) {
   } catch (e) {
     throw fromCode(errorOf(e));
   }
-  // The stream must be dropped before the body is finished.
-  const stream = outgoingBody.write();
-  for (let i = 0; i < data.length; i += WRITE_CHUNK) {
-    try {
-      stream.blockingWriteAndFlush(data.subarray(i, i + WRITE_CHUNK));
-    } catch (e) {
-      throw fromStreamError(errorOf(e));
-    }
-  }
-  drop(stream);
-  try {
-    OutgoingBody.finish(outgoingBody, undefined);
-  } catch (e) {
-    throw fromCode(errorOf(e));
-  }
+  // A body the host stops taking (over its cap, or the request refused) closes the
+  // stream: why is the response's error code, so that is read first.
+  const closed = !writeBody(outgoingBody, data);
 
   const ready = future.subscribe();
   ready.block();
@@ -260,6 +278,10 @@ export function request(method, url, options = {}) {
   if (got.tag !== "ok") throw invalid("response taken twice");
   if (got.val.tag !== "ok") throw fromCode(got.val.val);
   const response = got.val.val;
+  if (closed) {
+    drop(response);
+    throw fromStreamError({ tag: "closed" });
+  }
 
   const status = response.status();
   const headerFields = response.headers();

@@ -320,6 +320,30 @@ def _stream_error(e: Any) -> HttpError:
     return HttpError("internal-error", e.value.to_debug_string())
 
 
+def _write_body(body: Any, data: bytes) -> bool:
+    """Writes and finishes `body`; False if the host closed its stream (the body is then
+    dropped unfinished: the response says why)."""
+    closed = False
+    # The stream must be dropped before the body is finished (or dropped).
+    with body.write() as stream:
+        for i in range(0, len(data), _WRITE_CHUNK):
+            try:
+                stream.blocking_write_and_flush(data[i : i + _WRITE_CHUNK])
+            except _Err as e:
+                if not isinstance(e.value, _streams.StreamError_Closed):
+                    raise _stream_error(e.value) from None
+                closed = True
+                break
+    if closed:
+        with body:  # dropped unfinished
+            return False
+    try:
+        _http.OutgoingBody.finish(body, None)
+    except _Err as e:
+        raise _from_code(e.value) from None
+    return True
+
+
 def _split_url(url: str) -> "tuple[str, str, str]":
     scheme, sep, rest = url.partition("://")
     if not sep:
@@ -414,17 +438,9 @@ def request(
         future = _outgoing.handle(outgoing, options)
     except _Err as e:
         raise _from_code(e.value) from None
-    # The stream must be dropped before the body is finished.
-    with outgoing_body.write() as stream:
-        for i in range(0, len(data), _WRITE_CHUNK):
-            try:
-                stream.blocking_write_and_flush(data[i : i + _WRITE_CHUNK])
-            except _Err as e:
-                raise _stream_error(e.value) from None
-    try:
-        _http.OutgoingBody.finish(outgoing_body, None)
-    except _Err as e:
-        raise _from_code(e.value) from None
+    # A body the host stops taking (over its cap, or the request refused) closes the
+    # stream: why is the response's error code, so that is read first.
+    closed = not _write_body(outgoing_body, data)
     with future:
         with future.subscribe() as ready:
             ready.block()
@@ -437,6 +453,8 @@ def request(
     if isinstance(inner, _Err):
         raise _from_code(inner.value)
     with inner.value as response:
+        if closed:
+            raise _stream_error(_streams.StreamError_Closed())
         status = response.status()
         with response.headers() as fields:
             received = [(n, bytes(v)) for n, v in fields.entries()]

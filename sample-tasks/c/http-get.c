@@ -1,7 +1,9 @@
 /*
- * `http-get`: payload {"url": "...", "timeout_ms": N?, "times": N?}; fetches the URL (`times`
- * times, default once) through the host's egress policy and completes with the last
- * response's {"status": S, "body_bytes": N, "body_head": "first 64 bytes", "requests": N}.
+ * `http-get`: payload {"url": "...", "timeout_ms": N?, "times": N?, "upload_bytes": N?};
+ * fetches the URL (`times` times, default once) through the host's egress policy and
+ * completes with the last response's {"status": S, "body_bytes": N, "body_head": "first 64
+ * bytes", "requests": N}. With `upload_bytes` it POSTs that many bytes (`x`) instead of
+ * GETting (a body for the host's request-body cap).
  * A request the host refuses or that fails ends the job `dead` at once, its message naming
  * the wasi:http error code (a refusal will not change on a retry). The same task as the
  * Rust sample sample-tasks/http-get; built against contract 0.2 (bindings/v0.2).
@@ -15,7 +17,8 @@
 
 typedef struct {
     char url[2048];
-    unsigned long long timeout_ms, times;
+    unsigned long long timeout_ms, times, upload_bytes;
+    bool upload;
 } args_t;
 
 /* Reads {"key": value, ...}; NULL on success, else what is wrong. */
@@ -52,6 +55,10 @@ static const char *read_args(const uint8_t *p, const uint8_t *end, args_t *args)
             while (p < end && isdigit(*p)) n = n * 10 + (unsigned)(*p++ - '0');
             if (key_len == 10 && memcmp(key, "timeout_ms", 10) == 0) args->timeout_ms = n;
             if (key_len == 5 && memcmp(key, "times", 5) == 0) args->times = n;
+            if (key_len == 12 && memcmp(key, "upload_bytes", 12) == 0) {
+                args->upload_bytes = n;
+                args->upload = true;
+            }
         } else if (p + 4 <= end && memcmp(p, "null", 4) == 0) {
             p += 4;
         } else {
@@ -96,19 +103,31 @@ static size_t json_lossy(char *out, const uint8_t *bytes, size_t len) {
 }
 
 static sluice_result_t run(const sluice_job_t *job) {
-    args_t args = {{0}, 0, 0};
+    args_t args = {{0}, 0, 0, 0, false};
     const char *bad = read_args(job->payload.ptr, job->payload.ptr + job->payload.len, &args);
     if (bad) return sluice_fatal("%s", bad);
     unsigned long long times = args.times ? args.times : 1;
     sluice_http_request_t req = {0};
     req.url = args.url;
     req.timeout_ms = args.timeout_ms;
+    uint8_t *upload = NULL;
+    if (args.upload) {
+        upload = (uint8_t *)sluice_http_alloc((size_t)args.upload_bytes);
+        memset(upload, 'x', (size_t)args.upload_bytes);
+        req.method = "POST";
+        req.body = upload;
+        req.body_len = (size_t)args.upload_bytes;
+    }
     sluice_http_response_t res = {0};
     sluice_http_error_t err;
     for (unsigned long long i = 0; i < times; i++) {
         sluice_http_response_free(&res);
-        if (!sluice_http_send(&req, &res, &err)) return sluice_fatal("%s", err.message);
+        if (!sluice_http_send(&req, &res, &err)) {
+            free(upload);
+            return sluice_fatal("%s", err.message);
+        }
     }
+    free(upload);
     char head[6 * 64 + 1];
     json_lossy(head, res.body, res.body_len < 64 ? res.body_len : 64);
     char out[512];

@@ -2,8 +2,9 @@
 //! (`sample-tasks/<lang>/http-get*`, built by `scripts/build-guests` into
 //! `sample-tasks/<lang>/build/http-get.wasm`), through the sandbox's egress hooks against a
 //! server on 127.0.0.1 opened with the operator's network flag: the same payload and output
-//! as the Rust sample (`tests/egress.rs`), and a refusal the guest sees as a `wasi:http`
-//! error code while the server sees nothing.
+//! as the Rust sample (`tests/egress.rs`), a refusal the guest sees as a `wasi:http`
+//! error code while the server sees nothing, and an upload over the grant's request-body
+//! cap seen as `HTTP-request-body-size` (the code the Rust SDK gives, `egress_caps.rs`).
 //!
 //! JavaScript's is built with componentize-js (StarlingMonkey; componentize-qjs 0.4.5 cannot
 //! build a component that imports `wasi:http`, docs/guests/javascript.md), and is also run
@@ -152,6 +153,36 @@ async fn refusals_name_the_error_code(lang: &str) {
     );
 }
 
+/// A request body over the grant's cap fails the job naming `HTTP-request-body-size`: the
+/// host closes the body's stream and the helper reports the response's code, not the closed
+/// stream (`connection-terminated`). A body whose length is declared (the Python and C
+/// helpers declare it) is refused before connecting; JavaScript's is sent chunked, and
+/// fails once the count passes the cap.
+async fn a_request_body_over_the_cap_is_a_request_body_size_error(lang: &str, declared: bool) {
+    let server = TestServer::start().await;
+    let sandbox = sandbox_opening(&["127.0.0.1/32"]);
+    let mut capped = grant(&[server.origin()]);
+    Arc::get_mut(&mut capped)
+        .unwrap()
+        .grant
+        .limits
+        .max_request_body_bytes = 1024;
+    let payload = serde_json::json!({ "url": server.url("/ok"), "upload_bytes": 64 * 1024 });
+    let report = get(&sandbox, lang, payload, Some(capped)).await;
+    let why = reason(&report);
+    assert!(
+        why.starts_with("guest fatal:")
+            && why.contains("HTTP request failed: HTTP-request-body-size "),
+        "{lang}: expected a fatal error naming HTTP-request-body-size, got `{why}`; logs:\n{}",
+        logs(&report)
+    );
+    assert_eq!(report.http.calls.len(), 1, "{lang}");
+    assert_eq!(report.http.calls[0].outcome, "denied", "{lang}");
+    if declared {
+        assert_eq!(server.accepted(), 0, "{lang}: refused before connecting");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn python_http_get_reaches_a_granted_server() {
     a_granted_request_is_answered("python").await;
@@ -160,6 +191,11 @@ async fn python_http_get_reaches_a_granted_server() {
 #[tokio::test(flavor = "multi_thread")]
 async fn python_http_get_refusals_are_error_codes() {
     refusals_name_the_error_code("python").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_request_body_over_the_cap_is_its_size_error() {
+    a_request_body_over_the_cap_is_a_request_body_size_error("python", true).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -172,12 +208,18 @@ async fn c_http_get_refusals_are_error_codes() {
     refusals_name_the_error_code("c").await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn c_request_body_over_the_cap_is_its_size_error() {
+    a_request_body_over_the_cap_is_a_request_body_size_error("c", true).await;
+}
+
 /// JavaScript's checks run in one test, one after the other: its component is ≈ 13 MB, and
 /// parallel tests would each compile it (a cold cache is missed by all of them at once).
 #[tokio::test(flavor = "multi_thread")]
 async fn javascript_http_get_and_fetch_go_through_the_egress_policy() {
     a_granted_request_is_answered("js").await;
     refusals_name_the_error_code("js").await;
+    a_request_body_over_the_cap_is_a_request_body_size_error("js", false).await;
     fetch_goes_through_the_same_egress_policy().await;
 }
 
