@@ -4,7 +4,7 @@ package task
 // wit-bindgen's Go generator needs a module this machine's Go proxy does not serve.
 // Keep it in step with the WIT file: `wasm-tools component new` refuses a module whose
 // imports and exports below disagree with the world's types; the return area's layout is
-// not visible to it and is proven by the end-to-end tests (tests/e2e_languages.rs).
+// not visible to it and is proven by the end-to-end tests (tests/e2e/languages.rs).
 
 import "unsafe"
 

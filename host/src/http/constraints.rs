@@ -3,7 +3,7 @@
 //! (`patterns`), the time zones the store knows, the text rule every field shares (no
 //! NUL), the range of every integer (what its Rust type holds), and JSON without NUL
 //! where a value is stored as `jsonb`. With them, a request the document allows is one
-//! the server accepts for its form (`tests/e2e_openapi.rs` checks it with schemathesis'
+//! the server accepts for its form (`tests/e2e/openapi.rs` checks it with schemathesis'
 //! positive-data acceptance) and typed clients generated from the document refuse what
 //! the server would.
 //!

@@ -5,7 +5,7 @@
 //! cross-field rules utoipa cannot derive, and the result is served.
 //!
 //! Must not: list routes itself (the router does, so the document cannot drift).
-//! `tests/e2e_openapi.rs` checks real responses of `sluice serve` against this document.
+//! `tests/e2e/openapi.rs` checks real responses of `sluice serve` against this document.
 
 use axum::extract::State;
 use axum::http::header;

@@ -5,7 +5,7 @@
 //!
 //! Owns: these schemas, and the unit tests that pin them to what the server really
 //! accepts and sends. Must not: be used to (de)serialise anything; the handlers keep
-//! their own types. `tests/e2e_openapi.rs` checks real responses against all of it.
+//! their own types. `tests/e2e/openapi.rs` checks real responses against all of it.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
