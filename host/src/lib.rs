@@ -17,4 +17,5 @@ pub mod signals;
 pub mod ui;
 pub mod units;
 pub mod webhooks;
+pub mod wire;
 pub mod worker;

@@ -1,13 +1,14 @@
 //! The HTTP API served by `sluice serve`: JSON over axum, bearer tokens per tenant.
 //!
 //! Thin by design: handlers authenticate ([`auth::Caller`]), parse, call one or two
-//! `sluice_store::Store` methods scoped by the caller's tenant, and shape the answer. No
+//! `sluice_store::Store` methods scoped by the caller's tenant, and answer with a view of
+//! `crate::wire` (the JSON the CLI's `--json` prints too). No
 //! SQL and no wasmtime here (uploads are validated through `sluice_sandbox::Sandbox`).
 //!
 //! Files: `router` (every route, generated OpenAPI), `auth` (tokens → tenant),
 //! `error` (the one error shape, axum rejections), `rate_limit` (token bucket),
-//! `state`, `jobs` + `job_views` + `attempt_logs`, `components`, `job_types`, `secrets`, `webhooks` +
-//! `events` + `webhook_views` (webhook endpoints, events, deliveries), `health`, `openapi`,
+//! `state`, `jobs` + `job_views` (requests) + `attempt_logs`, `components`, `job_types`,
+//! `secrets`, `webhooks` + `events` (webhook endpoints, events, deliveries), `health`, `openapi`,
 //! `constraints` + `patterns` (what the document adds to the derived schemas, from the
 //! server's own constants), `server` (connections, header timeout), `body_limit` (413 on
 //! a declared length over the route's limit, before reading), `body_timeout`, `validate`
@@ -30,13 +31,12 @@ mod patterns;
 mod rate_limit;
 mod router;
 mod schedules;
-mod schemas;
 mod secrets;
 mod server;
 mod state;
 mod stats;
+mod tenants;
 mod validate;
-mod webhook_views;
 mod webhooks;
 mod whole;
 mod workers;
@@ -47,10 +47,6 @@ pub use auth::{ENV_ADMIN_HOME_TENANT, TENANT_HEADER};
 pub use router::{api_routes, app};
 pub use server::{DEFAULT_HEADER_TIMEOUT, serve_with};
 pub use state::{AppState, ServeConfig};
-pub use webhook_views::{
-    DeliveryView, EndpointView, EventAccepted, MAX_ROTATION_GRACE, Redelivered, TestSent,
-    default_schedule_text, event_label, grace as parse_grace, payload_text, test_payload,
-};
 
 /// Serves `app` on `listener` until `shutdown` completes, then finishes the requests in
 /// flight; request headers must arrive within [`DEFAULT_HEADER_TIMEOUT`].

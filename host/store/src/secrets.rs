@@ -21,7 +21,7 @@ pub const MAX_SECRET_NAME_LEN: usize = 128;
 pub const MAX_SECRET_GRANTS: usize = 64;
 
 /// A secret as listed: never its value.
-#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct SecretInfo {
     pub name: String,
     /// Which operator key sealed it (a fingerprint, never the key).
