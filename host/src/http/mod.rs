@@ -8,7 +8,8 @@
 //! Files: `router` (every route, generated OpenAPI), `auth` (tokens → tenant),
 //! `error` (the one error shape, axum rejections), `rate_limit` (token bucket),
 //! `state`, `jobs` + `job_views` (requests) + `attempt_logs`, `components`, `job_types`,
-//! `secrets`, `webhooks` + `events` (webhook endpoints, events, deliveries), `health`, `openapi`,
+//! `secrets`, `webhooks` + `events` (webhook endpoints, events, deliveries), `tenants`
+//! (one tenant's caps), `stats`, `workers`, `health`, `openapi`,
 //! `constraints` + `patterns` (what the document adds to the derived schemas, from the
 //! server's own constants), `server` (connections, header timeout), `body_limit` (413 on
 //! a declared length over the route's limit, before reading), `body_timeout`, `validate`
