@@ -28,6 +28,7 @@ pub mod signals;
 pub mod ui;
 pub mod units;
 pub mod webhooks;
+pub mod wire;
 pub mod worker;
 
 #[cfg(test)]

@@ -189,7 +189,7 @@ pub async fn secret_grant(
 }
 
 /// What [`rotate_key`] did for one kind of sealed value.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug)]
 pub struct KindReport {
     pub kind: SealedKind,
     /// Values of this kind re-sealed under the new key.
@@ -199,7 +199,7 @@ pub struct KindReport {
 }
 
 /// What [`rotate_key`] did.
-#[derive(Debug, Default, serde::Serialize)]
+#[derive(Debug, Default)]
 pub struct RotateReport {
     /// The key every sealed value should now be under.
     pub key_id: String,

@@ -391,7 +391,7 @@ async fn a_secret_reaches_its_server_as_a_bearer_token_and_is_masked_everywhere(
             .contains("secret OTHER: not-granted"),
         "{job}"
     );
-    let job = sluice.json(&["--tenant", "beta", "jobs", "show", &beta])["job"].clone();
+    let job = sluice.json(&["--tenant", "beta", "jobs", "show", &beta]);
     assert!(
         job["last_error"]
             .as_str()

@@ -1,16 +1,19 @@
-//! `sluice component push|list|show` and `sluice types set|list`: shipping a task component
-//! and pointing a job type at it. Validation is the sandbox's; storage is the store's.
+//! `sluice component push|list|show` and `sluice types set|list|show`: shipping a task
+//! component and pointing a job type at it. Validation is the sandbox's; storage is the
+//! store's; `--json` prints the views of `crate::wire` (what `/v1/components` and
+//! `/v1/job-types` answer).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::Subcommand;
-use sluice_store::{HttpSpec, JobTypeSpec, Store};
+use sluice_store::{ComponentRecord, HttpSpec, JobTypeRecord, JobTypeSpec, Store};
 
 use super::Global;
 use super::output::{Printer, clip};
 use crate::units::{format_size, parse_duration, parse_size};
+use crate::wire::{ComponentDetail, ComponentView, JobTypeView};
 
 #[derive(Debug, Subcommand)]
 pub enum ComponentCommand {
@@ -49,6 +52,11 @@ pub enum TypesCommand {
     Set(Box<TypeArgs>),
     /// List job types.
     List,
+    /// Show one job type: its component and every limit (null: the host default).
+    Show {
+        /// The job type's name.
+        name: String,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -137,7 +145,7 @@ pub async fn run_component(
         ComponentCommand::List => {
             let components = store.list_components(Some(&global.tenant)).await?;
             printer.table(
-                &components,
+                components,
                 &[
                     "id", "name", "version", "size", "contract", "sha256", "created",
                 ],
@@ -152,6 +160,7 @@ pub async fn run_component(
                         c.created_at.format("%Y-%m-%d %H:%M:%S").to_string(),
                     ]
                 },
+                ComponentView::from,
             );
         }
         ComponentCommand::Show { component } => {
@@ -163,43 +172,30 @@ pub async fn run_component(
                 .filter(|t| t.component_id == record.id)
                 .map(|t| t.name)
                 .collect();
-            if printer.is_json() {
-                println!(
-                    "{}",
-                    serde_json::json!({ "component": record, "job_types": types })
-                );
-                return Ok(());
-            }
-            printer.value(
-                &record,
-                &[
-                    ("component", format!("{}@{}", record.name, record.version)),
-                    ("id", record.id.to_string()),
-                    ("sha256", record.sha256.clone()),
-                    ("size", format_size(record.size as u64)),
-                    ("contract", format!("sluice:task@0.{}.0", record.contract)),
-                    ("uploaded", record.created_at.to_rfc3339()),
-                    (
-                        "job types",
-                        if types.is_empty() {
-                            "(none)".to_owned()
-                        } else {
-                            types.join(", ")
-                        },
-                    ),
-                ],
-            );
+            let fields = [
+                ("component", format!("{}@{}", record.name, record.version)),
+                ("id", record.id.to_string()),
+                ("sha256", record.sha256.clone()),
+                ("size", format_size(record.size as u64)),
+                ("contract", crate::wire::contract_label(record.contract)),
+                ("uploaded", record.created_at.to_rfc3339()),
+                (
+                    "job types",
+                    if types.is_empty() {
+                        "(none)".to_owned()
+                    } else {
+                        types.join(", ")
+                    },
+                ),
+            ];
+            printer.value(&ComponentDetail::new(record, types), &fields);
         }
     }
     Ok(())
 }
 
 /// A component of `tenant` by `NAME` (latest version) or `NAME@VERSION`.
-async fn find(
-    store: &Store,
-    tenant: &str,
-    component: &str,
-) -> anyhow::Result<sluice_store::ComponentRecord> {
+async fn find(store: &Store, tenant: &str, component: &str) -> anyhow::Result<ComponentRecord> {
     let (name, version) = match component.split_once('@') {
         Some((name, version)) => (name, Some(version)),
         None => (component, None),
@@ -247,24 +243,25 @@ pub async fn run_types(
             };
             let record =
                 crate::grants::set_job_type(store, spec, "--allow-http", &networks).await?;
-            printer.value(
-                &record,
-                &[
-                    ("type", record.name.clone()),
-                    (
-                        "component",
-                        format!("{}@{}", component.name, component.version),
-                    ),
-                    ("max attempts", record.max_attempts.to_string()),
-                    ("http", allow_text(&record.http_allow)),
-                    ("secrets", allow_text(&record.secrets)),
-                ],
-            );
+            print_type(printer, record, &component);
+        }
+        TypesCommand::Show { name } => {
+            let tenant = &global.tenant;
+            let record = store.get_job_type(tenant, &name).await?.with_context(|| {
+                format!(
+                    "no job type `{name}` for tenant `{tenant}`; `sluice types list` shows them, `sluice types set` makes one"
+                )
+            })?;
+            let component = store
+                .get_component(record.component_id)
+                .await?
+                .context("the job type's component is gone")?;
+            print_type(printer, record, &component);
         }
         TypesCommand::List => {
             let types = store.list_job_types(Some(&global.tenant)).await?;
             printer.table(
-                &types,
+                types,
                 &[
                     "type",
                     "component id",
@@ -287,10 +284,26 @@ pub async fn run_types(
                         allow_text(&t.secrets),
                     ]
                 },
+                JobTypeView::from,
             );
         }
     }
     Ok(())
+}
+
+/// A job type for people (its component by name, its grants), or its view as JSON.
+fn print_type(printer: &Printer, record: JobTypeRecord, component: &ComponentRecord) {
+    let fields = [
+        ("type", record.name.clone()),
+        (
+            "component",
+            format!("{}@{}", component.name, component.version),
+        ),
+        ("max attempts", record.max_attempts.to_string()),
+        ("http", allow_text(&record.http_allow)),
+        ("secrets", allow_text(&record.secrets)),
+    ];
+    printer.value(&JobTypeView::from(record), &fields);
 }
 
 /// An allow list (or granted secret names) as one cell: its entries, or `none`.

@@ -1,4 +1,6 @@
 //! `sluice enqueue`: one job from flags, or many from a JSON-lines file (`--bulk`).
+//! `--json` prints `crate::wire::BatchItem` (`{"id", "created"}`) or
+//! `crate::wire::BulkEnqueued`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -10,6 +12,7 @@ use sluice_store::{Enqueued, KeyScope, NewJob, RunAt, Store};
 use super::output::Printer;
 use super::{Global, read_file};
 use crate::units::parse_duration;
+use crate::wire::{BatchItem, BulkEnqueued};
 
 /// Rows sent per round-trip by `--bulk`.
 const BULK_CHUNK: usize = 5_000;
@@ -117,7 +120,7 @@ fn print_enqueued(printer: &Printer, enqueued: &Enqueued) {
         "already existed (same idempotency key)"
     };
     printer.value(
-        enqueued,
+        &BatchItem::from(*enqueued),
         &[
             ("job", enqueued.id.to_string()),
             ("status", state.to_string()),
@@ -170,7 +173,10 @@ async fn enqueue_bulk(
         bar.inc(chunk.len() as u64);
     }
     bar.finish_and_clear();
-    let summary = serde_json::json!({ "enqueued": created, "lines": jobs.len() });
+    let summary = BulkEnqueued {
+        enqueued: created,
+        lines: jobs.len(),
+    };
     printer.value(&summary, &[("enqueued", created.to_string())]);
     Ok(())
 }

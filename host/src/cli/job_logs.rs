@@ -2,12 +2,14 @@
 //! attempt's end (`sluice.attempt_logs`), for the tenant of `--tenant`.
 //!
 //! Owns the rendering of stored logs for people (a header per attempt, the log, and
-//! `… 12,345 bytes dropped` when the cap cut it) and for scripts (`--json`). Must not
+//! `… 12,345 bytes dropped` when the cap cut it) and for scripts (`--json`:
+//! `crate::wire::JobLogs`, each attempt as `GET /v1/jobs/{id}/attempts/{n}/logs` shows it). Must not
 //! read logs of another tenant's job: every store call is scoped by the tenant.
 
 use sluice_store::{AttemptLogRecord, Store};
 
 use super::output::Printer;
+use crate::wire::{AttemptLogView, JobLogs};
 
 pub async fn run(
     store: &Store,
@@ -31,11 +33,11 @@ pub async fn run(
         .filter(|r| attempt.is_some() || r.has_log())
         .collect();
     if printer.is_json() {
-        let attempts: Vec<serde_json::Value> = shown.iter().map(|r| json(r)).collect();
-        println!(
-            "{}",
-            serde_json::json!({ "job_id": id, "attempts": attempts })
-        );
+        let logs = JobLogs {
+            job_id: id,
+            attempts: shown.iter().map(|r| AttemptLogView::new(id, r)).collect(),
+        };
+        printer.value(&logs, &[]);
         return Ok(());
     }
     if shown.is_empty() {
@@ -64,16 +66,4 @@ fn header(record: &AttemptLogRecord) -> String {
         record.attempt,
         record.started_at.format("%Y-%m-%d %H:%M:%S%.3f UTC")
     )
-}
-
-fn json(record: &AttemptLogRecord) -> serde_json::Value {
-    serde_json::json!({
-        "attempt": record.attempt,
-        "started_at": record.started_at,
-        "finished_at": record.finished_at,
-        "outcome": record.outcome,
-        "log": String::from_utf8_lossy(record.log.as_deref().unwrap_or_default()),
-        "dropped_bytes": record.dropped_bytes,
-        "truncated": record.dropped_bytes > 0,
-    })
 }

@@ -1,11 +1,14 @@
-//! `sluice jobs list|show|logs|cancel|retry`: inspecting and steering jobs of one tenant
-//! (`logs` renders in `job_logs.rs`).
+//! `sluice jobs list|show|attempts|logs|cancel|retry`: inspecting and steering jobs of one
+//! tenant (`logs` renders in `job_logs.rs`). `--json` prints the views of `crate::wire`:
+//! `show` the object of `GET /v1/jobs/{id}`, `attempts` the array of
+//! `GET /v1/jobs/{id}/attempts`.
 
 use clap::Subcommand;
-use sluice_store::{CancelResult, JobFilter, JobState, JobSummary, Store};
+use sluice_store::{AttemptRecord, CancelResult, JobFilter, JobState, JobSummary, Store};
 
 use super::Global;
 use super::output::{Printer, clip, render_table};
+use crate::wire::{AttemptView, JobListItem, JobView};
 
 #[derive(Debug, Subcommand)]
 pub enum JobsCommand {
@@ -24,8 +27,11 @@ pub enum JobsCommand {
         #[arg(long)]
         after: Option<i64>,
     },
-    /// Show a job with every attempt, its parent and its follow-up jobs.
+    /// Show a job with every attempt, its parent and its follow-up jobs (`--json`: the job
+    /// as `GET /v1/jobs/{id}` shows it; `jobs attempts` prints the attempts).
     Show { id: i64 },
+    /// Every attempt of a job, oldest first: worker, start, duration, outcome, fuel, error.
+    Attempts { id: i64 },
     /// Print what the job's attempts logged (host `log` lines, stdout, stderr), oldest
     /// first: every attempt that logged something, or only attempt `--attempt N`.
     Logs {
@@ -103,9 +109,10 @@ pub async fn run(
             };
             let jobs = store.list(&filter).await?;
             printer.table(
-                &jobs,
+                jobs,
                 &["id", "type", "state", "attempts", "last error / output"],
                 job_row,
+                JobListItem::from,
             );
         }
         JobsCommand::Show { id } => {
@@ -113,14 +120,11 @@ pub async fn run(
                 .get(tenant, id)
                 .await?
                 .ok_or_else(|| not_found(id, &global.tenant))?;
-            let attempts = store.attempts(tenant, id).await?;
             if printer.is_json() {
-                println!(
-                    "{}",
-                    serde_json::json!({ "job": job, "attempts": attempts })
-                );
+                printer.value(&JobView::from(job), &[]);
                 return Ok(());
             }
+            let attempts = store.attempts(tenant, id).await?;
             let result = result_text(job.state, job.output.as_deref(), job.last_error.as_deref());
             let mut fields = vec![
                 ("job", job.id.to_string()),
@@ -140,33 +144,17 @@ pub async fn run(
                     children_text(job.id, &job.children, job.children_count),
                 ));
             }
-            printer.value(&job, &fields);
-            let rows: Vec<Vec<String>> = attempts
-                .iter()
-                .map(|a| {
-                    vec![
-                        a.attempt.to_string(),
-                        a.worker.clone(),
-                        a.started_at.format("%H:%M:%S%.3f").to_string(),
-                        a.finished_at
-                            .map(|f| format!("{} ms", (f - a.started_at).num_milliseconds()))
-                            .unwrap_or_default(),
-                        a.outcome.map_or("running", |o| o.as_str()).to_owned(),
-                        a.fuel_used.map(|f| f.to_string()).unwrap_or_default(),
-                        clip(a.error.as_deref().unwrap_or(""), 60),
-                    ]
-                })
-                .collect();
+            printer.value(&JobView::from(job), &fields);
+            let rows: Vec<Vec<String>> = attempts.iter().map(attempt_row).collect();
             println!();
-            print!(
-                "{}",
-                render_table(
-                    &[
-                        "attempt", "worker", "started", "took", "outcome", "fuel", "error"
-                    ],
-                    &rows
-                )
-            );
+            print!("{}", render_table(&ATTEMPT_HEADERS, &rows));
+        }
+        JobsCommand::Attempts { id } => {
+            let attempts = store.attempts(tenant, id).await?;
+            if attempts.is_empty() && store.get(tenant, id).await?.is_none() {
+                return Err(not_found(id, &global.tenant));
+            }
+            printer.table(attempts, &ATTEMPT_HEADERS, attempt_row, AttemptView::from);
         }
         JobsCommand::Logs { id, attempt } => {
             super::job_logs::run(store, &global.tenant, printer, id, attempt).await?;
@@ -191,6 +179,25 @@ pub async fn run(
         }
     }
     Ok(())
+}
+
+const ATTEMPT_HEADERS: [&str; 7] = [
+    "attempt", "worker", "started", "took", "outcome", "fuel", "error",
+];
+
+/// One table row for an attempt.
+fn attempt_row(a: &AttemptRecord) -> Vec<String> {
+    vec![
+        a.attempt.to_string(),
+        a.worker.clone(),
+        a.started_at.format("%H:%M:%S%.3f").to_string(),
+        a.finished_at
+            .map(|f| format!("{} ms", (f - a.started_at).num_milliseconds()))
+            .unwrap_or_default(),
+        a.outcome.map_or("running", |o| o.as_str()).to_owned(),
+        a.fuel_used.map(|f| f.to_string()).unwrap_or_default(),
+        clip(a.error.as_deref().unwrap_or(""), 60),
+    ]
 }
 
 fn not_found(id: i64, tenant: &str) -> anyhow::Error {

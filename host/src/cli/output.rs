@@ -1,5 +1,6 @@
-//! How the CLI prints: aligned tables for people, JSON for scripts (`--json`).
-//! Formatting only; it never decides what to print.
+//! How the CLI prints: aligned tables for people, JSON for scripts (`--json`). The JSON
+//! is always a view of `crate::wire` (the objects the HTTP API answers with), never a
+//! store row. Formatting only; it never decides what to print.
 
 use serde::Serialize;
 
@@ -38,15 +39,18 @@ impl Printer {
         }
     }
 
-    /// Rows: a JSON array, or an aligned table with `headers`.
-    pub fn table<T: Serialize>(
+    /// Rows: a JSON array of their views (`view`), or an aligned table with `headers`
+    /// and `cells` of each row.
+    pub fn table<T, V: Serialize>(
         &self,
-        rows: &[T],
+        rows: Vec<T>,
         headers: &[&str],
         cells: impl Fn(&T) -> Vec<String>,
+        view: impl FnMut(T) -> V,
     ) {
         if self.json {
-            println!("{}", serde_json::to_string(rows).expect("serialisable"));
+            let views: Vec<V> = rows.into_iter().map(view).collect();
+            println!("{}", serde_json::to_string(&views).expect("serialisable"));
             return;
         }
         let rows: Vec<Vec<String>> = rows.iter().map(cells).collect();

@@ -14,13 +14,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde::Serialize;
 use sluice_sandbox::{Origin, Sandbox, SandboxConfig, ValidationError, sha256_hex};
-use sluice_store::{ComponentRecord, NewComponent, Store};
+use sluice_store::{NewComponent, Store};
 
 use super::Global;
 use super::output::Printer;
 use crate::units::format_size;
+use crate::wire::PushedComponent;
 
 pub struct PushArgs {
     pub file: PathBuf,
@@ -28,18 +28,6 @@ pub struct PushArgs {
     pub version: Option<String>,
     pub max_size: u64,
     pub cache_dir: PathBuf,
-}
-
-/// What `push` prints with `--json`: the stored record and how the compile went.
-#[derive(Serialize)]
-struct Pushed {
-    #[serde(flatten)]
-    record: ComponentRecord,
-    /// Seconds spent compiling (or loading the artifact, when this host had it).
-    prepare_seconds: f64,
-    /// `compiled` or `disk_cache`.
-    prepared_from: &'static str,
-    cache_dir: PathBuf,
 }
 
 pub async fn push(
@@ -126,11 +114,11 @@ pub async fn push(
         ("size", format_size(record.size as u64)),
         ("precompiled", prepared),
     ];
-    let pushed = Pushed {
-        record,
+    let pushed = PushedComponent {
+        component: record.into(),
         prepare_seconds: prepare_time.as_secs_f64(),
         prepared_from,
-        cache_dir: args.cache_dir,
+        cache_dir: args.cache_dir.display().to_string(),
     };
     printer.value(&pushed, &fields);
     Ok(())

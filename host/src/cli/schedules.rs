@@ -1,5 +1,6 @@
 //! `sluice schedules create|list|show|pause|resume|delete`: cron schedules of one tenant.
-//! Parsing and printing only; validation and firing live in the store.
+//! Parsing and printing only; validation and firing live in the store. `--json` prints
+//! `crate::wire::ScheduleView`, what `/v1/schedules` answers.
 
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use super::Global;
 use super::enqueue::parse_priority;
 use super::output::Printer;
 use crate::units::parse_duration;
+use crate::wire::ScheduleView;
 
 #[derive(Debug, Subcommand)]
 pub enum SchedulesCommand {
@@ -99,12 +101,12 @@ pub async fn run(
                 ..NewSchedule::new(tenant, args.name, args.cron, args.job_type)
             };
             let schedule = store.create_schedule(&spec).await?;
-            print_one(printer, &schedule);
+            print_one(printer, schedule);
         }
         SchedulesCommand::List => {
             let schedules = store.list_schedules(Some(tenant)).await?;
             printer.table(
-                &schedules,
+                schedules,
                 &[
                     "name",
                     "cron",
@@ -127,6 +129,7 @@ pub async fn run(
                         s.skipped_count.to_string(),
                     ]
                 },
+                ScheduleView::from,
             );
         }
         SchedulesCommand::Show { name } => {
@@ -134,15 +137,15 @@ pub async fn run(
                 .get_schedule(tenant, &name)
                 .await?
                 .ok_or_else(|| not_found(&name, tenant))?;
-            print_one(printer, &schedule);
+            print_one(printer, schedule);
         }
         SchedulesCommand::Pause { name } => {
             let schedule = store.pause_schedule(tenant, &name).await?;
-            print_one(printer, &schedule);
+            print_one(printer, schedule);
         }
         SchedulesCommand::Resume { name } => {
             let schedule = store.resume_schedule(tenant, &name).await?;
-            print_one(printer, &schedule);
+            print_one(printer, schedule);
         }
         SchedulesCommand::Delete { name } => {
             store.delete_schedule(tenant, &name).await?;
@@ -152,37 +155,35 @@ pub async fn run(
     Ok(())
 }
 
-fn print_one(printer: &Printer, s: &ScheduleRecord) {
-    printer.value(
-        s,
-        &[
-            ("schedule", s.name.clone()),
-            ("cron", s.cron.clone()),
-            ("tz", s.tz.clone()),
-            ("type", s.job_type.clone()),
-            ("payload", String::from_utf8_lossy(&s.payload).into_owned()),
-            ("priority", s.priority.to_string()),
-            (
-                "max attempts",
-                s.max_attempts
-                    .map_or_else(|| "job type's".into(), |n| n.to_string()),
-            ),
-            ("jitter", format!("{} ms", s.jitter_ms)),
-            (
-                "catch-up",
-                match s.catch_up {
-                    CatchUp::All => format!("all (at most {})", s.max_catch_up),
-                    other => other.to_string(),
-                },
-            ),
-            ("state", state(s).into()),
-            ("next slot", time(s.next_slot)),
-            ("last fired slot", time(s.last_fired_slot)),
-            ("fired", s.fired_count.to_string()),
-            ("skipped (missed)", s.skipped_count.to_string()),
-            ("last error", s.last_error.clone().unwrap_or_default()),
-        ],
-    );
+fn print_one(printer: &Printer, s: ScheduleRecord) {
+    let fields = [
+        ("schedule", s.name.clone()),
+        ("cron", s.cron.clone()),
+        ("tz", s.tz.clone()),
+        ("type", s.job_type.clone()),
+        ("payload", String::from_utf8_lossy(&s.payload).into_owned()),
+        ("priority", s.priority.to_string()),
+        (
+            "max attempts",
+            s.max_attempts
+                .map_or_else(|| "job type's".into(), |n| n.to_string()),
+        ),
+        ("jitter", format!("{} ms", s.jitter_ms)),
+        (
+            "catch-up",
+            match s.catch_up {
+                CatchUp::All => format!("all (at most {})", s.max_catch_up),
+                other => other.to_string(),
+            },
+        ),
+        ("state", state(&s).into()),
+        ("next slot", time(s.next_slot)),
+        ("last fired slot", time(s.last_fired_slot)),
+        ("fired", s.fired_count.to_string()),
+        ("skipped (missed)", s.skipped_count.to_string()),
+        ("last error", s.last_error.clone().unwrap_or_default()),
+    ];
+    printer.value(&ScheduleView::from(s), &fields);
 }
 
 fn state(s: &ScheduleRecord) -> &'static str {

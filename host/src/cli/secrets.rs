@@ -3,7 +3,8 @@
 //! `--from-file`, never from an argument (process arguments are visible to every user of
 //! the machine); it is never printed.
 //!
-//! Thin: [`crate::secrets`] validates, seals and rotates; the store writes.
+//! Thin: [`crate::secrets`] validates, seals and rotates; the store writes. `--json`
+//! prints the views of `crate::wire::secrets`.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -15,6 +16,7 @@ use sluice_store::{Store, StoreError};
 use super::output::Printer;
 use crate::secrets::{self as host_secrets, DEFAULT_ROTATE_BATCH, SetSecretError};
 use crate::units::format_size;
+use crate::wire::{RotateKeyView, RotatedKindView, SecretView};
 
 #[derive(Debug, Subcommand)]
 pub enum SecretsCommand {
@@ -97,26 +99,29 @@ pub async fn run(
                     ),
                     other => other.into(),
                 })?;
-            printer.value(
-                &info,
-                &[
-                    ("secret", info.name.clone()),
-                    ("size", format_size(info.size as u64)),
-                    ("key id", info.key_id.clone()),
-                    ("updated", info.updated_at.to_rfc3339()),
-                ],
-            );
+            let fields = [
+                ("secret", info.name.clone()),
+                ("size", format_size(info.size as u64)),
+                ("key id", info.key_id.clone()),
+                ("updated", info.updated_at.to_rfc3339()),
+            ];
+            printer.value(&SecretView::from(info), &fields);
         }
         SecretsCommand::List => {
             let secrets = store.list_secrets(tenant).await?;
-            printer.table(&secrets, &["NAME", "SIZE", "KEY ID", "UPDATED"], |s| {
-                vec![
-                    s.name.clone(),
-                    format_size(s.size as u64),
-                    s.key_id.clone(),
-                    s.updated_at.to_rfc3339(),
-                ]
-            });
+            printer.table(
+                secrets,
+                &["NAME", "SIZE", "KEY ID", "UPDATED"],
+                |s| {
+                    vec![
+                        s.name.clone(),
+                        format_size(s.size as u64),
+                        s.key_id.clone(),
+                        s.updated_at.to_rfc3339(),
+                    ]
+                },
+                SecretView::from,
+            );
         }
         SecretsCommand::Delete { name } => {
             if !store.delete_secret(tenant, &name).await? {
@@ -149,7 +154,17 @@ pub async fn run(
             }
             let left: u64 = report.kinds.iter().map(|k| k.left).sum();
             fields.push(("left", left.to_string()));
-            printer.value(&report, &fields);
+            let view = RotateKeyView {
+                key_id: report.key_id.clone(),
+                resealed: report.resealed,
+                kinds: report
+                    .kinds
+                    .iter()
+                    .map(|k| RotatedKindView::new(k.kind, k.resealed, k.left))
+                    .collect(),
+                left: report.left.clone(),
+            };
+            printer.value(&view, &fields);
             if left > 0 {
                 let per_kind: Vec<String> = report
                     .kinds

@@ -1,11 +1,13 @@
 //! `sluice stats`: queue depth per state and job type, the oldest ready job's age,
 //! running and dead counts, and lease expirations of the last hour. Prints what
-//! [`Store::stats`] returns; `--json` prints it as is.
+//! [`Store::stats`] returns; `--json` prints it as `crate::wire::StatsView` (what
+//! `GET /v1/stats` answers).
 
 use sluice_store::{Stats, Store};
 
 use super::Global;
 use super::output::{Printer, render_table};
+use crate::wire::StatsView;
 
 #[derive(Debug, clap::Args)]
 pub struct StatsArgs {
@@ -23,7 +25,7 @@ pub async fn run(
     let tenant = (!args.all_tenants).then_some(global.tenant.as_str());
     let stats = store.stats(tenant).await?;
     if printer.is_json() {
-        printer.value(&stats, &[]);
+        printer.value(&StatsView::from(stats), &[]);
         return Ok(());
     }
     print!("{}", render(&stats));

@@ -1,6 +1,7 @@
-//! `sluice tenants create|list|limits` and `sluice tenants token create|list|revoke`:
-//! tenants, their caps and their API tokens. A token is printed once, at creation; the
-//! database keeps only its SHA-256.
+//! `sluice tenants create|list|show|limits|egress|max-running` and `sluice tenants token
+//! create|list|revoke`: tenants, their caps and their API tokens. A token is printed once,
+//! at creation; the database keeps only its SHA-256. `--json` prints the views of
+//! `crate::wire` (`show`: what `GET /v1/tenants/{id}` answers).
 
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use sluice_store::{Store, TenantLimits, TenantRecord};
 
 use super::output::Printer;
 use crate::units::{format_size, parse_duration, parse_size};
+use crate::wire::{NewTokenView, TenantView, TokenView};
 
 #[derive(Debug, Subcommand)]
 pub enum TenantsCommand {
@@ -22,6 +24,8 @@ pub enum TenantsCommand {
     },
     /// List tenants with their limits.
     List,
+    /// Show a tenant's limits and egress bound.
+    Show { id: String },
     /// Show a tenant's limits, or change some of them (the others are kept).
     Limits(LimitsArgs),
     /// Mint, list and revoke API tokens.
@@ -282,6 +286,12 @@ fn limit_fields(t: &TenantRecord) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// A tenant's caps for people, or its view as JSON.
+fn print_tenant(printer: &Printer, record: TenantRecord) {
+    let fields = limit_fields(&record);
+    printer.value(&TenantView::from(record), &fields);
+}
+
 pub async fn run(
     store: &Store,
     global: &super::Global,
@@ -307,7 +317,13 @@ pub async fn run(
                     )
                 })?
             };
-            printer.value(&record, &limit_fields(&record));
+            print_tenant(printer, record);
+        }
+        TenantsCommand::Show { id } => {
+            let record = store.get_tenant(&id).await?.ok_or_else(|| {
+                anyhow::anyhow!("unknown tenant `{id}`; `sluice tenants list` shows them")
+            })?;
+            print_tenant(printer, record);
         }
         TenantsCommand::Create { id, admin } => {
             store.create_tenant(&id).await?;
@@ -315,15 +331,13 @@ pub async fn run(
                 let token = store
                     .create_token(&id, true, Some("created with the tenant"))
                     .await?;
-                printer.value(
-                    &token,
-                    &[
-                        ("tenant", id.clone()),
-                        ("admin token", token.token.clone()),
-                        ("token id", token.record.id.to_string()),
-                        ("note", "shown once: store it now".into()),
-                    ],
-                );
+                let fields = [
+                    ("tenant", id.clone()),
+                    ("admin token", token.token.clone()),
+                    ("token id", token.record.id.to_string()),
+                    ("note", "shown once: store it now".into()),
+                ];
+                printer.value(&NewTokenView::from(token), &fields);
             } else {
                 printer.message(&format!("created tenant `{id}`"));
             }
@@ -344,7 +358,7 @@ pub async fn run(
         TenantsCommand::List => {
             let tenants = store.list_tenants().await?;
             printer.table(
-                &tenants,
+                tenants,
                 &["id", "created", "max payload", "rate", "max component"],
                 |t| {
                     vec![
@@ -357,6 +371,7 @@ pub async fn run(
                         show_limit(t.limits.max_component_bytes, size),
                     ]
                 },
+                TenantView::from,
             );
         }
         TenantsCommand::Limits(args) => {
@@ -373,7 +388,7 @@ pub async fn run(
             } else {
                 store.set_tenant_limits(&args.id, &limits).await?
             };
-            printer.value(&record, &limit_fields(&record));
+            print_tenant(printer, record);
         }
         TenantsCommand::Token(TokenCommand::Create {
             tenant,
@@ -384,22 +399,20 @@ pub async fn run(
             let token = store
                 .create_token_with(&tenant, admin, read_only, label.as_deref())
                 .await?;
-            printer.value(
-                &token,
-                &[
-                    ("tenant", tenant),
-                    ("token", token.token.clone()),
-                    ("token id", token.record.id.to_string()),
-                    ("admin", admin.to_string()),
-                    ("read-only", read_only.to_string()),
-                    ("note", "shown once: store it now".into()),
-                ],
-            );
+            let fields = [
+                ("tenant", tenant),
+                ("token", token.token.clone()),
+                ("token id", token.record.id.to_string()),
+                ("admin", admin.to_string()),
+                ("read-only", read_only.to_string()),
+                ("note", "shown once: store it now".into()),
+            ];
+            printer.value(&NewTokenView::from(token), &fields);
         }
         TenantsCommand::Token(TokenCommand::List { tenant }) => {
             let tokens = store.list_tokens(&tenant).await?;
             printer.table(
-                &tokens,
+                tokens,
                 &["id", "admin", "read-only", "label", "created", "revoked"],
                 |t| {
                     vec![
@@ -413,17 +426,16 @@ pub async fn run(
                             .unwrap_or_default(),
                     ]
                 },
+                TokenView::from,
             );
         }
         TenantsCommand::Token(TokenCommand::Revoke { tenant, id }) => {
             let record = store.revoke_token(&tenant, id).await?;
-            printer.value(
-                &record,
-                &[
-                    ("revoked token", record.id.to_string()),
-                    ("tenant", record.tenant.clone()),
-                ],
-            );
+            let fields = [
+                ("revoked token", record.id.to_string()),
+                ("tenant", record.tenant.clone()),
+            ];
+            printer.value(&TokenView::from(record), &fields);
         }
     }
     Ok(())

@@ -12,12 +12,12 @@ use clap::{ArgGroup, Args, Subcommand};
 use sluice_store::{EndpointUpdate, NewEndpoint, Store, parse_endpoint_id};
 
 use super::output::{Printer, clip};
-use crate::http::{
-    DeliveryView, EndpointView, Redelivered, TestSent, default_schedule_text, event_label,
-    test_payload,
-};
 use crate::units::parse_duration;
-use crate::webhooks::{self as hooks, EndpointError, endpoint_label};
+use crate::webhooks::{self as hooks, EndpointError};
+use crate::wire::webhooks::{
+    DeliveryView, EndpointView, Redelivered, TestSent, default_schedule_text, endpoint_label,
+    event_label, grace, test_payload,
+};
 
 #[derive(Debug, Subcommand)]
 pub enum WebhooksCommand {
@@ -164,7 +164,7 @@ pub async fn run(
                 .map(Into::into)
                 .collect();
             printer.table(
-                &endpoints,
+                endpoints,
                 &["ID", "URL", "EVENTS", "STATE", "DESCRIPTION"],
                 |e| {
                     vec![
@@ -175,6 +175,7 @@ pub async fn run(
                         clip(&e.description, 40),
                     ]
                 },
+                std::convert::identity,
             );
         }
         WebhooksCommand::Show { id } => {
@@ -207,9 +208,12 @@ pub async fn run(
             store.delete_webhook_endpoint(tenant, id).await?;
             printer.message(&format!("endpoint {} deleted", endpoint_label(id)));
         }
-        WebhooksCommand::RotateSecret { id, grace } => {
+        WebhooksCommand::RotateSecret {
+            id,
+            grace: grace_text,
+        } => {
             let id = id_of(&id)?;
-            let grace = crate::http::parse_grace("--grace", &grace).map_err(anyhow::Error::msg)?;
+            let grace = grace("--grace", &grace_text).map_err(anyhow::Error::msg)?;
             let keyring = global.keyring()?;
             let (info, secret) = hooks::rotate_secret(store, keyring.as_ref(), tenant, id, grace)
                 .await
@@ -245,7 +249,7 @@ pub async fn run(
                 .into_iter()
                 .map(Into::into)
                 .collect();
-            print_deliveries(printer, &deliveries);
+            print_deliveries(printer, deliveries);
         }
         WebhooksCommand::Redeliver { delivery } => {
             let delivery = store.redeliver(tenant, delivery).await?;
@@ -319,7 +323,7 @@ fn print_endpoint(printer: &Printer, view: &EndpointView) {
     printer.value(view, &fields);
 }
 
-fn print_deliveries(printer: &Printer, deliveries: &[DeliveryView]) {
+fn print_deliveries(printer: &Printer, deliveries: Vec<DeliveryView>) {
     printer.table(
         deliveries,
         &[
@@ -349,5 +353,6 @@ fn print_deliveries(printer: &Printer, deliveries: &[DeliveryView]) {
                 clip(d.last_error.as_deref().unwrap_or(""), 60),
             ]
         },
+        std::convert::identity,
     );
 }

@@ -1,11 +1,13 @@
 //! `sluice workers list`: the worker registry (every `sluice worker` and `sluice
 //! scheduler` that ran against this database, with its state). Printing only; what
 //! running, lost and stopped mean is the store's (read against the database clock).
+//! `--json` prints `crate::wire::WorkerView`s (what `GET /v1/workers` answers).
 
 use clap::Subcommand;
 use sluice_store::{Store, WorkerRecord};
 
 use super::output::Printer;
+use crate::wire::WorkerView;
 
 #[derive(Debug, Subcommand)]
 pub enum WorkersCommand {
@@ -19,7 +21,7 @@ pub async fn run(store: &Store, printer: &Printer, command: WorkersCommand) -> a
         WorkersCommand::List => {
             let workers = store.list_workers().await?;
             printer.table(
-                &workers,
+                workers,
                 &[
                     "id",
                     "kind",
@@ -33,6 +35,7 @@ pub async fn run(store: &Store, printer: &Printer, command: WorkersCommand) -> a
                     "last heartbeat",
                 ],
                 row,
+                WorkerView::from,
             );
         }
     }

@@ -1,5 +1,5 @@
 //! Component endpoints: upload (raw bytes, validated by the sandbox exactly like
-//! `sluice component push`) and list. The body limit is the tenant's
+//! `sluice component push`), list and show one. The body limit is the tenant's
 //! `max_component_bytes` (or the server default): a larger body is refused with 413
 //! before it is read in full.
 //!
@@ -9,54 +9,17 @@ use axum::Json;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use sluice_sandbox::ValidationError;
-use sluice_store::{ComponentRecord, NewComponent};
-use utoipa::{IntoParams, ToSchema};
+use sluice_store::NewComponent;
+use utoipa::IntoParams;
 
 use super::auth::Caller;
 use super::error::{ApiError, ApiPath, ApiQuery, ErrorBody};
-use super::schemas;
 use super::state::AppState;
 use super::validate;
-
-/// A stored component (without its bytes).
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ComponentView {
-    #[schema(minimum = 1)]
-    pub id: i64,
-    #[schema(min_length = 1, max_length = 128)]
-    pub name: String,
-    #[schema(min_length = 1, max_length = 64)]
-    pub version: String,
-    /// Lowercase hex SHA-256 of the bytes.
-    #[schema(pattern = "^[0-9a-f]{64}$")]
-    pub sha256: String,
-    /// Bytes.
-    #[schema(minimum = 1)]
-    pub size: i64,
-    /// The task contract the component targets, e.g. `sluice:task@0.2.0` (found at upload
-    /// from its imports); a host runs it only if it runs that contract.
-    #[schema(pattern = "^sluice:task@0\\.[0-9]+\\.0$")]
-    pub contract: String,
-    pub created_at: DateTime<Utc>,
-}
-
-impl From<ComponentRecord> for ComponentView {
-    fn from(c: ComponentRecord) -> Self {
-        ComponentView {
-            id: c.id,
-            name: c.name,
-            version: c.version,
-            sha256: c.sha256,
-            size: c.size,
-            contract: format!("sluice:task@0.{}.0", c.contract),
-            created_at: c.created_at,
-        }
-    }
-}
+use crate::wire::schemas;
+use crate::wire::{ComponentDetail, ComponentView};
 
 /// Options of an upload.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -166,4 +129,53 @@ pub async fn list_components(
 ) -> Result<Json<Vec<ComponentView>>, ApiError> {
     let components = state.store().list_components(Some(&caller.tenant)).await?;
     Ok(Json(components.into_iter().map(Into::into).collect()))
+}
+
+/// Which version `GET /v1/components/{name}` shows.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ShowParams {
+    /// The version label (default: the latest version).
+    #[param(min_length = 1, max_length = 64)]
+    pub version: Option<String>,
+}
+
+/// One component of the tenant (the latest version, or `?version=`), with the job types
+/// that run it.
+#[utoipa::path(
+    get, path = "/v1/components/{name}", tag = "components",
+    params(("name" = String, Path, description = "Component name"), ShowParams),
+    responses(
+        (status = 200, description = "The component (the JSON of `sluice component show NAME[@VERSION] --json`)", body = ComponentDetail),
+        (status = 401, body = ErrorBody),
+        (status = 404, description = "No such component (or version) for this tenant", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn get_component(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(name): ApiPath<String>,
+    ApiQuery(params): ApiQuery<ShowParams>,
+) -> Result<Json<ComponentDetail>, ApiError> {
+    let store = state.store();
+    let record = store
+        .find_component(&caller.tenant, &name, params.version.as_deref())
+        .await?
+        .ok_or_else(|| {
+            let shown = match &params.version {
+                Some(version) => format!("{name}@{version}"),
+                None => name.clone(),
+            };
+            ApiError::not_found(format!("component {shown:?} not found"))
+        })?;
+    let job_types = store
+        .list_job_types(Some(&caller.tenant))
+        .await?
+        .into_iter()
+        .filter(|t| t.component_id == record.id)
+        .map(|t| t.name)
+        .collect();
+    Ok(Json(ComponentDetail::new(record, job_types)))
 }

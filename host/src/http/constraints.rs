@@ -22,7 +22,7 @@ use sluice_store::{
 };
 
 use super::patterns;
-use super::webhook_views::MAX_ROTATION_GRACE;
+use crate::wire::webhooks::MAX_ROTATION_GRACE;
 
 /// Where a rule applies.
 enum Target {

@@ -16,11 +16,11 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Caller;
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
-use super::schemas;
 use super::state::AppState;
 use super::validate;
-use super::webhook_views::{self as views, DeliveryView, EventAccepted, Redelivered, event_label};
 use super::webhooks::endpoint_id;
+use crate::wire::schemas;
+use crate::wire::webhooks::{self as views, DeliveryView, EventAccepted, Redelivered, event_label};
 
 /// An event to send.
 #[derive(Debug, Deserialize, ToSchema)]

@@ -1,5 +1,6 @@
 //! Job type endpoints: register (upsert) a type pointing at one of the tenant's
-//! components, refused above the tenant's fuel / memory / timeout caps; list types.
+//! components, refused above the tenant's fuel / memory / timeout caps; list types; show
+//! one.
 //!
 //! Must not: look up a component outside the caller's tenant (another tenant's component
 //! is a 404 like a missing one).
@@ -8,9 +9,8 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::extract::State;
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use sluice_store::{HttpSpec, JobTypeRecord, JobTypeSpec};
+use serde::Deserialize;
+use sluice_store::{HttpSpec, JobTypeSpec};
 use utoipa::ToSchema;
 
 use super::auth::Caller;
@@ -18,6 +18,7 @@ use super::error::{ApiError, ApiJson, ApiPath, ErrorBody};
 use super::state::AppState;
 use super::validate;
 use crate::grants::SetTypeError;
+use crate::wire::JobTypeView;
 
 /// What a job type runs, and with which limits (unset: the host default, capped by the
 /// tenant's caps).
@@ -91,80 +92,6 @@ pub struct JobTypeRequest {
     /// not yet). Absent or empty: none.
     #[schema(max_items = 64, value_type = Option<Vec<String>>)]
     pub secrets: Option<Vec<String>>,
-}
-
-/// A registered job type (null limits: the host default, capped by the tenant's caps).
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct JobTypeView {
-    #[schema(min_length = 1, max_length = 128)]
-    pub name: String,
-    #[schema(minimum = 1)]
-    pub component_id: i64,
-    #[schema(minimum = 1)]
-    pub max_attempts: i32,
-    #[schema(required = true, minimum = 1)]
-    pub timeout_ms: Option<i64>,
-    #[schema(required = true, minimum = 1)]
-    pub fuel: Option<i64>,
-    #[schema(required = true, minimum = 1)]
-    pub memory_bytes: Option<i64>,
-    #[schema(required = true, minimum = 1)]
-    pub output_bytes: Option<i64>,
-    #[schema(required = true, minimum = 1)]
-    pub log_bytes: Option<i64>,
-    #[schema(required = true, minimum = 0)]
-    pub backoff_base_ms: Option<i64>,
-    #[schema(required = true, minimum = 0)]
-    pub backoff_cap_ms: Option<i64>,
-    #[schema(required = true, minimum = 0, maximum = 1)]
-    pub backoff_jitter: Option<f64>,
-    /// Destinations granted for outbound HTTP, normalised (`https://api.example.com:443`).
-    pub allow_http: Vec<String>,
-    #[schema(required = true, minimum = 0)]
-    pub http_max_requests: Option<i32>,
-    #[schema(required = true, minimum = 1)]
-    pub http_max_request_bytes: Option<i64>,
-    #[schema(required = true, minimum = 1)]
-    pub http_max_response_bytes: Option<i64>,
-    #[schema(required = true, minimum = 1)]
-    pub http_connect_timeout_ms: Option<i64>,
-    #[schema(required = true, minimum = 1)]
-    pub http_first_byte_timeout_ms: Option<i64>,
-    #[schema(required = true, minimum = 1)]
-    pub http_between_bytes_timeout_ms: Option<i64>,
-    /// Names of the tenant's secrets granted to the type.
-    pub secrets: Vec<String>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-impl From<JobTypeRecord> for JobTypeView {
-    fn from(t: JobTypeRecord) -> Self {
-        JobTypeView {
-            name: t.name,
-            component_id: t.component_id,
-            max_attempts: t.max_attempts,
-            timeout_ms: t.timeout_ms,
-            fuel: t.fuel,
-            memory_bytes: t.memory_bytes,
-            output_bytes: t.output_bytes,
-            log_bytes: t.log_bytes,
-            backoff_base_ms: t.backoff_base_ms,
-            backoff_cap_ms: t.backoff_cap_ms,
-            backoff_jitter: t.backoff_jitter,
-            allow_http: t.http_allow,
-            http_max_requests: t.http_max_requests,
-            http_max_request_bytes: t.http_request_bytes,
-            http_max_response_bytes: t.http_response_bytes,
-            http_connect_timeout_ms: t.http_connect_timeout_ms,
-            http_first_byte_timeout_ms: t.http_first_byte_timeout_ms,
-            http_between_bytes_timeout_ms: t.http_between_bytes_timeout_ms,
-            secrets: t.secrets,
-            created_at: t.created_at,
-            updated_at: t.updated_at,
-        }
-    }
 }
 
 /// Register or replace a job type.
@@ -268,4 +195,28 @@ pub async fn list_job_types(
 ) -> Result<Json<Vec<JobTypeView>>, ApiError> {
     let types = state.store().list_job_types(Some(&caller.tenant)).await?;
     Ok(Json(types.into_iter().map(Into::into).collect()))
+}
+
+/// One job type of the tenant.
+#[utoipa::path(
+    get, path = "/v1/job-types/{type}", tag = "job-types",
+    params(("type" = String, Path, description = "Job type name")),
+    responses(
+        (status = 200, description = "The job type (the JSON of `sluice types show TYPE --json`)", body = JobTypeView),
+        (status = 401, body = ErrorBody),
+        (status = 404, description = "No such job type for this tenant", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn get_job_type(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(name): ApiPath<String>,
+) -> Result<Json<JobTypeView>, ApiError> {
+    state
+        .store()
+        .get_job_type(&caller.tenant, &name)
+        .await?
+        .map(|t| Json(t.into()))
+        .ok_or_else(|| ApiError::not_found(format!("job type {name:?} not found")))
 }

@@ -1,18 +1,19 @@
-//! Request and response bodies of the job endpoints, and their conversion to and from
-//! the store's types. Parsing and validation of fields that the store cannot see (the
-//! priority label, `delay`, `run_at` vs `delay`) happen here, each error naming its field.
+//! Request bodies and query parameters of the job endpoints, and their conversion to the
+//! store's types (the answers are `crate::wire::jobs`). Parsing and validation of fields
+//! that the store cannot see (the priority label, `delay`, `run_at` vs `delay`) happen
+//! here, each error naming its field.
 //!
 //! Must not: call the store.
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use sluice_store::{Enqueued, JobRecord, JobSummary, KeyScope, NewJob, RunAt};
+use serde::Deserialize;
+use sluice_store::{KeyScope, NewJob, RunAt};
 use utoipa::{IntoParams, ToSchema};
 
 use super::error::ApiError;
-use super::schemas;
 use super::validate;
 use crate::units::parse_duration;
+use crate::wire::schemas;
 
 /// A job to enqueue.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -54,32 +55,6 @@ pub struct BatchRequest {
     /// 1 to 1000 jobs.
     #[schema(min_items = 1, max_items = 1000)]
     pub jobs: Vec<EnqueueRequest>,
-}
-
-/// One result of a batch, in request order.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BatchItem {
-    #[schema(minimum = 1)]
-    pub id: i64,
-    /// False when the idempotency key was taken: `id` is the job holding it.
-    pub created: bool,
-}
-
-/// The results of a batch, in request order.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BatchResponse {
-    pub jobs: Vec<BatchItem>,
-}
-
-impl From<Enqueued> for BatchItem {
-    fn from(e: Enqueued) -> Self {
-        BatchItem {
-            id: e.id,
-            created: e.created,
-        }
-    }
 }
 
 pub(super) fn parse_priority(
@@ -153,156 +128,6 @@ impl EnqueueRequest {
             parent: None,
         })
     }
-}
-
-/// Bytes shown as JSON when they are JSON, else as a string (lossy UTF-8).
-fn bytes_as_json(bytes: &[u8]) -> serde_json::Value {
-    serde_json::from_slice(bytes)
-        .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(bytes).into_owned()))
-}
-
-/// A job with its payload and output.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct JobView {
-    #[schema(minimum = 1)]
-    pub id: i64,
-    pub tenant: String,
-    #[serde(rename = "type")]
-    #[schema(min_length = 1, max_length = 128)]
-    pub job_type: String,
-    #[schema(schema_with = schemas::job_state)]
-    pub state: String,
-    #[schema(minimum = -32768, maximum = 32767)]
-    pub priority: i32,
-    pub run_at: DateTime<Utc>,
-    /// Number of the attempt running or last run (0 before the first).
-    #[schema(minimum = 0)]
-    pub attempt: i32,
-    #[schema(minimum = 1)]
-    pub max_attempts: i32,
-    #[schema(required = true, min_length = 1, max_length = 255)]
-    pub idempotency_key: Option<String>,
-    #[schema(schema_with = schemas::key_scope)]
-    pub key_scope: String,
-    /// A running job asked to stop.
-    pub cancel_requested: bool,
-    #[schema(required = true)]
-    pub last_error: Option<String>,
-    /// The payload: JSON when it is JSON, else its text.
-    #[schema(schema_with = schemas::any_json)]
-    pub payload: serde_json::Value,
-    /// The output of a completed job: JSON when it is JSON, else its text; null before.
-    #[schema(schema_with = schemas::any_json, required = true)]
-    pub output: Option<serde_json::Value>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-    #[schema(required = true)]
-    pub finished_at: Option<DateTime<Utc>>,
-    /// The job whose successful attempt enqueued this one (a follow-up job); null if none.
-    #[schema(required = true, minimum = 1)]
-    pub parent_id: Option<i64>,
-    /// Its follow-up jobs, in the order its attempt asked for them: the first 100 ids
-    /// (`GET /v1/jobs?parent=ID` lists them all).
-    #[schema(max_items = 100)]
-    pub children: Vec<i64>,
-    /// How many follow-up jobs it has.
-    #[schema(minimum = 0)]
-    pub children_count: i64,
-}
-
-impl From<JobRecord> for JobView {
-    fn from(j: JobRecord) -> Self {
-        JobView {
-            id: j.id,
-            tenant: j.tenant,
-            job_type: j.job_type,
-            state: j.state.as_str().to_owned(),
-            priority: j.priority,
-            run_at: j.run_at,
-            attempt: j.attempt,
-            max_attempts: j.max_attempts,
-            idempotency_key: j.idempotency_key,
-            key_scope: j.key_scope.as_str().to_owned(),
-            cancel_requested: j.cancel_requested,
-            last_error: j.last_error,
-            payload: bytes_as_json(&j.payload),
-            output: j.output.as_deref().map(bytes_as_json),
-            created_at: j.created_at,
-            updated_at: j.updated_at,
-            finished_at: j.finished_at,
-            parent_id: j.parent_id,
-            children: j.children,
-            children_count: j.children_count,
-        }
-    }
-}
-
-/// A job as listed: no payload or output, their sizes instead.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct JobListItem {
-    #[schema(minimum = 1)]
-    pub id: i64,
-    #[serde(rename = "type")]
-    #[schema(min_length = 1, max_length = 128)]
-    pub job_type: String,
-    #[schema(schema_with = schemas::job_state)]
-    pub state: String,
-    #[schema(minimum = -32768, maximum = 32767)]
-    pub priority: i32,
-    pub run_at: DateTime<Utc>,
-    #[schema(minimum = 0)]
-    pub attempt: i32,
-    #[schema(minimum = 1)]
-    pub max_attempts: i32,
-    #[schema(required = true, min_length = 1, max_length = 255)]
-    pub idempotency_key: Option<String>,
-    #[schema(required = true)]
-    pub last_error: Option<String>,
-    /// Bytes of the payload.
-    #[schema(minimum = 0)]
-    pub payload_size: i32,
-    /// Bytes of the output (null before the job completes).
-    #[schema(required = true, minimum = 0)]
-    pub output_size: Option<i32>,
-    pub created_at: DateTime<Utc>,
-    #[schema(required = true)]
-    pub finished_at: Option<DateTime<Utc>>,
-    /// The job that enqueued this one as a follow-up; null if none.
-    #[schema(required = true, minimum = 1)]
-    pub parent_id: Option<i64>,
-}
-
-impl From<JobSummary> for JobListItem {
-    fn from(j: JobSummary) -> Self {
-        JobListItem {
-            id: j.id,
-            job_type: j.job_type,
-            state: j.state.as_str().to_owned(),
-            priority: j.priority,
-            run_at: j.run_at,
-            attempt: j.attempt,
-            max_attempts: j.max_attempts,
-            idempotency_key: j.idempotency_key,
-            last_error: j.last_error,
-            payload_size: j.payload_size,
-            output_size: j.output_size,
-            created_at: j.created_at,
-            finished_at: j.finished_at,
-            parent_id: j.parent_id,
-        }
-    }
-}
-
-/// One page of jobs, newest first.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct JobPage {
-    pub jobs: Vec<JobListItem>,
-    /// Pass as `cursor` for the next page; null on the last page.
-    #[schema(required = true)]
-    pub next_cursor: Option<String>,
 }
 
 /// Filters and paging of `GET /v1/jobs`.

@@ -1,4 +1,5 @@
-//! Job endpoints: enqueue (one or a batch), read, list, cancel, retry. Each handler
+//! Job endpoints: enqueue (one or a batch), read (a job, its attempts), list, cancel,
+//! retry. Each handler
 //! checks the caller's rate where it enqueues, calls one or two store methods scoped by
 //! `caller.tenant`, and shapes the answer. Another tenant's job is a 404 like a missing
 //! one, because the store's lookup is scoped by tenant.
@@ -12,12 +13,10 @@ use sluice_store::{JobFilter, JobState};
 
 use super::auth::Caller;
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
-use super::job_views::{
-    BatchItem, BatchRequest, BatchResponse, EnqueueRequest, JobListItem, JobPage, JobView,
-    ListParams,
-};
+use super::job_views::{BatchRequest, EnqueueRequest, ListParams};
 use super::state::AppState;
 use super::validate;
+use crate::wire::{AttemptView, BatchItem, BatchResponse, JobListItem, JobPage, JobView};
 
 /// Most jobs one `POST /v1/jobs:batch` may carry.
 pub const MAX_BATCH: usize = 1000;
@@ -126,6 +125,30 @@ pub async fn get_job(
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<JobView>, ApiError> {
     Ok(Json(load(&state, &caller, id).await?))
+}
+
+/// Every attempt of one job, oldest first: worker, start, end, outcome, error, fuel.
+#[utoipa::path(
+    get, path = "/v1/jobs/{id}/attempts", tag = "jobs",
+    params(("id" = i64, Path, description = "Job id")),
+    responses(
+        (status = 200, description = "Its attempts, oldest first (the JSON of `sluice jobs attempts ID --json`)", body = Vec<AttemptView>),
+        (status = 401, body = ErrorBody),
+        (status = 404, description = "No such job for this tenant", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn list_attempts(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<Vec<AttemptView>>, ApiError> {
+    let store = state.store();
+    let attempts = store.attempts(Some(&caller.tenant), id).await?;
+    if attempts.is_empty() && store.get(Some(&caller.tenant), id).await?.is_none() {
+        return Err(ApiError::not_found(format!("job {id} not found")));
+    }
+    Ok(Json(attempts.into_iter().map(AttemptView::from).collect()))
 }
 
 /// Jobs of the tenant, newest first, one page at a time (keyset cursor).

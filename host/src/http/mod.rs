@@ -1,19 +1,21 @@
 //! The HTTP API served by `sluice serve`: JSON over axum, bearer tokens per tenant.
 //!
 //! Thin by design: handlers authenticate ([`auth::Caller`]), parse, call one or two
-//! `sluice_store::Store` methods scoped by the caller's tenant, and shape the answer. No
+//! `sluice_store::Store` methods scoped by the caller's tenant, and answer with a view of
+//! `crate::wire` (the JSON the CLI's `--json` prints too). No
 //! SQL and no wasmtime here (uploads are validated through `sluice_sandbox::Sandbox`).
 //!
 //! Files: `router` (every route, generated OpenAPI), `auth` (tokens → tenant),
-//! `error` (the one error shape, axum rejections), `jobs` + `job_views` + `attempt_logs`,
-//! `components`, `job_types`, `secrets`, `webhooks` + `events` + `webhook_views` (webhook
-//! endpoints, events, deliveries), `health`, `openapi`, `constraints` + `patterns` (what
-//! the document adds to the derived schemas, from the server's own constants),
-//! `body_limit` (413 on a declared length over the route's limit, before reading),
-//! `body_timeout`, `validate` (field checks), `whole` (integers as JSON Schema counts
-//! them: `3.0` is 3). The state handlers share (and its rate limiter) is
-//! `crate::app_state`, shared with the dashboard; mounting the API beside the dashboard
-//! and `/metrics`, and serving connections, is `crate::serve`'s.
+//! `error` (the one error shape, axum rejections), `jobs` + `job_views` (requests) +
+//! `attempt_logs`, `components`, `job_types`, `secrets`, `webhooks` + `events` (webhook
+//! endpoints, events, deliveries), `tenants` (one tenant's caps), `stats`, `workers`,
+//! `health`, `openapi`, `constraints` + `patterns` (what the document adds to the derived
+//! schemas, from the server's own constants), `body_limit` (413 on a declared length over
+//! the route's limit, before reading), `body_timeout`, `validate` (field checks), `whole`
+//! (integers as JSON Schema counts them: `3.0` is 3). The JSON answered is `crate::wire`'s.
+//! The state handlers share (and its rate limiter) is `crate::app_state`, shared with the
+//! dashboard; mounting the API beside the dashboard and `/metrics`, and serving
+//! connections, is `crate::serve`'s.
 //!
 //! Must not: import the dashboard (`crate::ui`), the worker or the CLI.
 
@@ -33,11 +35,10 @@ mod openapi;
 mod patterns;
 mod router;
 mod schedules;
-mod schemas;
 mod secrets;
 mod stats;
+mod tenants;
 mod validate;
-mod webhook_views;
 mod webhooks;
 mod whole;
 mod workers;
@@ -50,7 +51,3 @@ pub use body_timeout::limit_body_reads;
 pub use error::{method_not_allowed, route_not_found};
 pub use router::{api, api_routes, with_request_body_limit};
 pub use state::{AppState, ENV_ADMIN_HOME_TENANT, ServeConfig};
-pub use webhook_views::{
-    DeliveryView, EndpointView, EventAccepted, MAX_ROTATION_GRACE, Redelivered, TestSent,
-    default_schedule_text, event_label, grace as parse_grace, payload_text, test_payload,
-};

@@ -17,7 +17,7 @@ use super::openapi::ApiDoc;
 use super::state::AppState;
 use super::{
     attempt_logs, components, events, health, job_types, jobs, openapi, schedules, secrets, stats,
-    webhooks, workers,
+    tenants, webhooks, workers,
 };
 
 /// The fixed body limit of the JSON routes and the dashboard's forms.
@@ -37,9 +37,13 @@ pub fn api_routes(state: &AppState) -> OpenApiRouter<AppState> {
 /// Component uploads read the raw body with the tenant's component size limit: the
 /// handler checks the declared length against it right after authentication and caps
 /// the body while reading (413 above it). `DefaultBodyLimit` only applies to the JSON
-/// extractors, and the JSON routes' declared-length layer must not apply here.
+/// extractors, and the JSON routes' declared-length layer must not apply here. The `GET`
+/// of the same path (one component) is registered with it: it reads no body.
 fn upload_routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(components::put_component))
+    OpenApiRouter::new().routes(routes!(
+        components::put_component,
+        components::get_component
+    ))
 }
 
 /// Every other route: JSON bodies (or none) up to `--max-request-body`.
@@ -51,10 +55,11 @@ fn json_routes(state: &AppState) -> OpenApiRouter<AppState> {
         // `{id}` of `/v1/jobs/{id}` either, because that route has a slash first.
         .routes(routes!(jobs::enqueue_batch))
         .routes(routes!(jobs::get_job))
+        .routes(routes!(jobs::list_attempts))
         .routes(routes!(jobs::cancel_job))
         .routes(routes!(jobs::retry_job))
         .routes(routes!(attempt_logs::get_attempt_log))
-        .routes(routes!(job_types::put_job_type))
+        .routes(routes!(job_types::put_job_type, job_types::get_job_type))
         .routes(routes!(job_types::list_job_types))
         .routes(routes!(components::list_components))
         .routes(routes!(
@@ -80,6 +85,7 @@ fn json_routes(state: &AppState) -> OpenApiRouter<AppState> {
         .routes(routes!(events::send_event))
         .routes(routes!(stats::stats))
         .routes(routes!(workers::list_workers))
+        .routes(routes!(tenants::get_tenant))
         .routes(routes!(health::healthz))
         .routes(routes!(openapi::openapi_json))
         .layer(DefaultBodyLimit::max(state.config().max_request_body))

@@ -9,16 +9,16 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
-use sluice_store::{CatchUp, NewSchedule, ScheduleRecord};
+use sluice_store::{CatchUp, NewSchedule};
 use utoipa::ToSchema;
 
 use super::auth::Caller;
 use super::error::{ApiError, ApiJson, ApiPath, ErrorBody};
 use super::job_views::parse_priority;
-use super::schemas::{self, Schedule};
 use super::state::AppState;
 use super::validate;
 use crate::units::parse_duration;
+use crate::wire::{ScheduleView, schemas};
 
 /// A schedule to create.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -101,7 +101,7 @@ fn missing(name: &str) -> ApiError {
     post, path = "/v1/schedules", tag = "schedules",
     request_body = ScheduleRequest,
     responses(
-        (status = 201, description = "The stored schedule, with its next slot", body = Schedule),
+        (status = 201, description = "The stored schedule, with its next slot", body = ScheduleView),
         (status = 400, description = "Malformed field, cron expression or time zone (named)", body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 404, description = "Unknown job type", body = ErrorBody),
@@ -114,44 +114,43 @@ pub async fn create_schedule(
     State(state): State<AppState>,
     caller: Caller,
     ApiJson(request): ApiJson<ScheduleRequest>,
-) -> Result<(StatusCode, Json<ScheduleRecord>), ApiError> {
+) -> Result<(StatusCode, Json<ScheduleView>), ApiError> {
     let spec = request.into_new(&caller.tenant)?;
     let record = state.store().create_schedule(&spec).await?;
-    Ok((StatusCode::CREATED, Json(record)))
+    Ok((StatusCode::CREATED, Json(record.into())))
 }
 
 /// The tenant's schedules, with their counters (fired, skipped slots).
 #[utoipa::path(
     get, path = "/v1/schedules", tag = "schedules",
-    responses((status = 200, description = "Every schedule of the tenant, by name", body = Vec<Schedule>), (status = 401, body = ErrorBody)),
+    responses((status = 200, description = "Every schedule of the tenant, by name", body = Vec<ScheduleView>), (status = 401, body = ErrorBody)),
     security(("bearer" = []))
 )]
 pub async fn list_schedules(
     State(state): State<AppState>,
     caller: Caller,
-) -> Result<Json<Vec<ScheduleRecord>>, ApiError> {
-    Ok(Json(
-        state.store().list_schedules(Some(&caller.tenant)).await?,
-    ))
+) -> Result<Json<Vec<ScheduleView>>, ApiError> {
+    let schedules = state.store().list_schedules(Some(&caller.tenant)).await?;
+    Ok(Json(schedules.into_iter().map(Into::into).collect()))
 }
 
 /// One schedule.
 #[utoipa::path(
     get, path = "/v1/schedules/{name}", tag = "schedules",
     params(("name" = String, Path, description = "Schedule name")),
-    responses((status = 200, description = "The schedule", body = Schedule), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, description = "The schedule", body = ScheduleView), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("bearer" = []))
 )]
 pub async fn get_schedule(
     State(state): State<AppState>,
     caller: Caller,
     ApiPath(name): ApiPath<String>,
-) -> Result<Json<ScheduleRecord>, ApiError> {
+) -> Result<Json<ScheduleView>, ApiError> {
     state
         .store()
         .get_schedule(&caller.tenant, &name)
         .await?
-        .map(Json)
+        .map(|s| Json(s.into()))
         .ok_or_else(|| missing(&name))
 }
 
@@ -159,34 +158,32 @@ pub async fn get_schedule(
 #[utoipa::path(
     post, path = "/v1/schedules/{name}/pause", tag = "schedules",
     params(("name" = String, Path, description = "Schedule name")),
-    responses((status = 200, description = "The paused schedule", body = Schedule), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, description = "The paused schedule", body = ScheduleView), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("bearer" = []))
 )]
 pub async fn pause_schedule(
     State(state): State<AppState>,
     caller: Caller,
     ApiPath(name): ApiPath<String>,
-) -> Result<Json<ScheduleRecord>, ApiError> {
-    Ok(Json(
-        state.store().pause_schedule(&caller.tenant, &name).await?,
-    ))
+) -> Result<Json<ScheduleView>, ApiError> {
+    let paused = state.store().pause_schedule(&caller.tenant, &name).await?;
+    Ok(Json(paused.into()))
 }
 
 /// Fire again, from the next slot after now.
 #[utoipa::path(
     post, path = "/v1/schedules/{name}/resume", tag = "schedules",
     params(("name" = String, Path, description = "Schedule name")),
-    responses((status = 200, description = "The resumed schedule", body = Schedule), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, description = "The resumed schedule", body = ScheduleView), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("bearer" = []))
 )]
 pub async fn resume_schedule(
     State(state): State<AppState>,
     caller: Caller,
     ApiPath(name): ApiPath<String>,
-) -> Result<Json<ScheduleRecord>, ApiError> {
-    Ok(Json(
-        state.store().resume_schedule(&caller.tenant, &name).await?,
-    ))
+) -> Result<Json<ScheduleView>, ApiError> {
+    let resumed = state.store().resume_schedule(&caller.tenant, &name).await?;
+    Ok(Json(resumed.into()))
 }
 
 /// Delete a schedule (jobs it already enqueued stay).

@@ -9,15 +9,14 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use sluice_store::SecretInfo;
+use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::auth::Caller;
 use super::error::{ApiError, ApiJson, ApiPath, ErrorBody};
 use super::state::AppState;
 use crate::secrets::{self as host_secrets, SetSecretError};
+use crate::wire::SecretView;
 
 /// A secret's value. Text (UTF-8, no NUL), at most 64 KiB.
 #[derive(Deserialize, ToSchema)]
@@ -30,34 +29,6 @@ pub struct SecretRequest {
 impl std::fmt::Debug for SecretRequest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("SecretRequest { .. }")
-    }
-}
-
-/// A secret as listed: never its value.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SecretView {
-    #[schema(pattern = "^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
-    pub name: String,
-    /// The value's length in bytes.
-    #[schema(minimum = 0, maximum = 65536)]
-    pub size: i32,
-    /// Which operator key sealed it (a fingerprint of the key, never the key).
-    #[schema(pattern = "^[0-9a-f]{16}$")]
-    pub key_id: String,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-impl From<SecretInfo> for SecretView {
-    fn from(s: SecretInfo) -> Self {
-        SecretView {
-            name: s.name,
-            size: s.size,
-            key_id: s.key_id,
-            created_at: s.created_at,
-            updated_at: s.updated_at,
-        }
     }
 }
 

@@ -6,15 +6,15 @@ use axum::extract::State;
 
 use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
-use super::schemas::Stats;
 use super::state::AppState;
+use crate::wire::StatsView;
 
 /// Queue depth per state and job type, oldest ready job, lease expirations in the last
 /// hour — for the caller's tenant only.
 #[utoipa::path(
     get, path = "/v1/stats", tag = "meta",
     responses(
-        (status = 200, description = "Statistics of the caller's tenant (the JSON of `sluice stats --json`)", body = Stats),
+        (status = 200, description = "Statistics of the caller's tenant (the JSON of `sluice stats --json`)", body = StatsView),
         (status = 401, body = ErrorBody),
     ),
     security(("bearer" = []))
@@ -22,6 +22,7 @@ use super::state::AppState;
 pub async fn stats(
     State(state): State<AppState>,
     caller: Caller,
-) -> Result<Json<sluice_store::Stats>, ApiError> {
-    Ok(Json(state.store().stats(Some(&caller.tenant)).await?))
+) -> Result<Json<StatsView>, ApiError> {
+    let stats = state.store().stats(Some(&caller.tenant)).await?;
+    Ok(Json(stats.into()))
 }

@@ -19,8 +19,8 @@ use super::auth::Caller;
 use super::error::{ApiError, ApiJson, ApiPath, ErrorBody};
 use super::state::AppState;
 use super::validate;
-use super::webhook_views::{self as views, EndpointView, TestSent, event_label};
 use crate::webhooks::{self as hooks, DEFAULT_ROTATION_GRACE, EndpointError};
+use crate::wire::webhooks::{self as views, EndpointView, TestSent, event_label};
 
 /// An endpoint to create.
 #[derive(Debug, Deserialize, ToSchema)]

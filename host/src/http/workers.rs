@@ -6,12 +6,11 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use sluice_store::WorkerRecord;
 
 use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
-use super::schemas::Worker;
 use super::state::AppState;
+use crate::wire::WorkerView;
 
 /// Every registered `sluice worker` and `sluice scheduler`: running first, then lost (no
 /// heartbeat for longer than its lease), then stopped; newest start first within each.
@@ -19,7 +18,7 @@ use super::state::AppState;
 #[utoipa::path(
     get, path = "/v1/workers", tag = "meta",
     responses(
-        (status = 200, description = "The worker registry (the JSON of `sluice workers list --json`)", body = Vec<Worker>),
+        (status = 200, description = "The worker registry (the JSON of `sluice workers list --json`)", body = Vec<WorkerView>),
         (status = 401, body = ErrorBody),
         (status = 403, description = "The token is not an admin token (the registry covers the whole fleet), or `X-Sluice-Tenant` names another tenant", body = ErrorBody),
     ),
@@ -28,7 +27,7 @@ use super::state::AppState;
 pub async fn list_workers(
     State(state): State<AppState>,
     caller: Caller,
-) -> Result<Json<Vec<WorkerRecord>>, ApiError> {
+) -> Result<Json<Vec<WorkerView>>, ApiError> {
     if !caller.admin {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
@@ -36,5 +35,6 @@ pub async fn list_workers(
             "GET /v1/workers needs an admin token: the worker registry covers the whole fleet",
         ));
     }
-    Ok(Json(state.store().list_workers().await?))
+    let workers = state.store().list_workers().await?;
+    Ok(Json(workers.into_iter().map(Into::into).collect()))
 }

@@ -34,10 +34,7 @@ pub enum EndpointError {
     Store(#[from] StoreError),
 }
 
-/// `ep_12`: how endpoint ids are shown.
-pub fn endpoint_label(id: i64) -> String {
-    format!("ep_{id}")
-}
+use crate::wire::endpoint_label;
 
 /// The `webhook-id` of event `event` sent to endpoint `endpoint`: the same on every
 /// attempt and on a redelivery, so a receiver can drop duplicates.

@@ -22,7 +22,7 @@ pub enum CancelResult {
 }
 
 /// A job with its payload and output.
-#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct JobRecord {
     pub id: i64,
     pub tenant: String,
@@ -56,7 +56,7 @@ pub struct JobRecord {
 pub const MAX_CHILDREN_SHOWN: usize = 100;
 
 /// A job as listed: everything but the payload and output bytes (their sizes instead).
-#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct JobSummary {
     pub id: i64,
     pub tenant: String,
@@ -110,7 +110,7 @@ impl Default for JobFilter {
 }
 
 /// One attempt of a job.
-#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct AttemptRecord {
     pub id: i64,
     pub job_id: i64,

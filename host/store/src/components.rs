@@ -27,7 +27,7 @@ pub struct NewComponent {
 }
 
 /// A stored component, without its bytes (see [`Store::component_bytes`]).
-#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct ComponentRecord {
     pub id: i64,
     pub tenant: String,

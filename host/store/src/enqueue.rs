@@ -106,7 +106,7 @@ impl NewJob {
 }
 
 /// Result of enqueueing one job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Enqueued {
     pub id: i64,
     /// False when the idempotency key was taken: `id` is the job holding it.

@@ -78,7 +78,7 @@ impl BulkAction {
 }
 
 /// What a bulk action did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BulkOutcome {
     /// Jobs of the tenant the action was applied to (by id: those that exist; by search:
     /// those that matched when each batch was selected).

@@ -79,7 +79,7 @@ impl JobTypeSpec {
 }
 
 /// A stored job type. Millisecond/byte columns as stored; `None` means host default.
-#[derive(Clone, Debug, PartialEq, sqlx::FromRow, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
 pub struct JobTypeRecord {
     pub tenant: String,
     pub name: String,

@@ -20,7 +20,7 @@ pub const MAX_THROUGHPUT_MINUTES: u32 = 180;
 pub const MAX_RUNNING_JOBS: u32 = 10_000;
 
 /// One minute of a tenant's throughput.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct MinuteCounts {
     /// The start of the (UTC) minute.
     pub minute: DateTime<Utc>,
@@ -31,7 +31,7 @@ pub struct MinuteCounts {
 }
 
 /// A running job and the worker holding its lease.
-#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct RunningJob {
     /// `locked_by`: the worker id.
     pub worker: String,

@@ -15,7 +15,7 @@ use crate::{Store, StoreError, text};
 pub const MAX_SECRET_BYTES: usize = 64 * 1024;
 
 /// A secret as listed: never its value.
-#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct SecretInfo {
     pub name: String,
     /// Which operator key sealed it (a fingerprint, never the key).

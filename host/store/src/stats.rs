@@ -17,7 +17,7 @@ use crate::validate::validate_tenant_id;
 use crate::{Store, StoreError};
 
 /// The whole picture, of one tenant or of all. Totals are the sums of `types`.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Stats {
     /// The tenant the figures are scoped to; `None` means every tenant.
     pub tenant: Option<String>,
@@ -37,7 +37,7 @@ pub struct Stats {
 
 /// Jobs per state. `ready` is the part of `pending` that is due now; the rest waits for
 /// its `run_at` (a delay or a retry backoff).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StateCounts {
     pub pending: i64,
     pub ready: i64,
@@ -70,7 +70,7 @@ impl StateCounts {
 }
 
 /// Figures of one job type of one tenant.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TypeStats {
     pub tenant: String,
     pub job_type: String,

@@ -12,12 +12,11 @@ use crate::validate::{check_allow_list, validate_tenant_id};
 use crate::{JobTypeSpec, Store, StoreError, text};
 
 /// A tenant row. Limit fields are `None` when the host default applies.
-#[derive(Clone, Debug, PartialEq, sqlx::FromRow, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
 pub struct TenantRecord {
     pub id: String,
     pub created_at: DateTime<Utc>,
     #[sqlx(flatten)]
-    #[serde(flatten)]
     pub limits: TenantLimits,
     /// The operator's bound on what this tenant's job types may be granted over HTTP
     /// (normalised entries); `None`: no bound beyond the host's deny list.
@@ -29,7 +28,7 @@ pub struct TenantRecord {
 /// when a job type is set ([`Store::set_job_type_within_limits`]);
 /// `max_component_bytes` at upload; `max_enqueue_per_sec` / `enqueue_burst` by the HTTP
 /// API's token bucket; the rest by the worker and sandbox.
-#[derive(Clone, Debug, Default, PartialEq, sqlx::FromRow, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, sqlx::FromRow, serde::Deserialize)]
 pub struct TenantLimits {
     pub max_payload_bytes: Option<i32>,
     pub max_component_bytes: Option<i64>,

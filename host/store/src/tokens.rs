@@ -22,7 +22,7 @@ use crate::{Store, StoreError, text};
 pub const TOKEN_PREFIX: &str = "sluice_";
 
 /// A stored token, without any secret.
-#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct TokenRecord {
     pub id: i64,
     pub tenant: String,
@@ -38,9 +38,8 @@ pub struct TokenRecord {
 }
 
 /// A freshly minted token: the only time the secret exists outside the caller's hands.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug)]
 pub struct NewToken {
-    #[serde(flatten)]
     pub record: TokenRecord,
     /// The bearer token. Shown once; not recoverable.
     pub token: String,

@@ -8,9 +8,7 @@ use std::fmt;
 use std::time::Duration;
 
 /// State of a job. Mirrors the Postgres enum `sluice.job_state` one to one.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, sqlx::Type, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, sqlx::Type, serde::Deserialize)]
 #[sqlx(type_name = "sluice.job_state", rename_all = "lowercase")]
 #[serde(rename_all = "lowercase")]
 pub enum JobState {
@@ -76,18 +74,7 @@ impl std::str::FromStr for JobState {
 }
 
 /// How long a job's idempotency key stays taken. Mirrors `sluice.key_scope`.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    Hash,
-    sqlx::Type,
-    serde::Serialize,
-    serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, sqlx::Type, serde::Deserialize)]
 #[sqlx(type_name = "sluice.key_scope", rename_all = "lowercase")]
 #[serde(rename_all = "lowercase")]
 pub enum KeyScope {
@@ -111,9 +98,7 @@ impl KeyScope {
 }
 
 /// How an attempt ended (`job_attempts.outcome`).
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, sqlx::Type, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, sqlx::Type, serde::Deserialize)]
 #[sqlx(type_name = "text", rename_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum AttemptOutcome {
@@ -182,7 +167,7 @@ pub mod priority {
 /// Proof that a worker holds a running job. Every state change a worker makes is fenced
 /// on `job_id`, `state = 'running'` and `token`; a new claim mints a new token, so a
 /// worker whose lease expired cannot overwrite its successor's work.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize)]
 pub struct Lease {
     pub job_id: i64,
     pub token: uuid::Uuid,

@@ -15,7 +15,7 @@ use crate::webhooks::SealedValue;
 use crate::{Store, StoreError, micros, text};
 
 /// A delivery as listed: the job's state with the endpoint's answer.
-#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct DeliveryInfo {
     /// The delivery's job id.
     pub id: i64,

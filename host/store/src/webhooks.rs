@@ -45,7 +45,7 @@ pub const MIN_WEBHOOK_TIMEOUT: Duration = Duration::from_millis(100);
 pub const MAX_WEBHOOK_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// An endpoint as shown: never its secret.
-#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct EndpointInfo {
     pub id: i64,
     pub tenant: String,

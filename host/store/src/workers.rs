@@ -21,7 +21,7 @@ use crate::{LiveWorker, Store, StoreError, micros};
 pub const WORKER_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// What a registered process runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum WorkerKind {
     /// `sluice worker`: claims and runs jobs.
@@ -69,7 +69,7 @@ pub struct Registration {
 }
 
 /// A row's state, read against the database clock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum WorkerState {
     /// Not stopped, heartbeat younger than its lease.
@@ -99,7 +99,7 @@ impl WorkerState {
 }
 
 /// One row of the registry.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkerRecord {
     pub id: String,
     pub kind: WorkerKind,

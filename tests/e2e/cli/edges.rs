@@ -159,6 +159,6 @@ async fn a_zero_timeout_means_none_and_fuel_still_stops_a_spinning_guest(pool: P
     let summary = sluice.json(&["worker", "--drain"]);
     assert_eq!(summary["dead"], 1, "{summary}");
     let shown = sluice.json(&["jobs", "show", &job["id"].to_string()]);
-    let error = shown["job"]["last_error"].as_str().unwrap();
+    let error = shown["last_error"].as_str().unwrap();
     assert!(error.starts_with("fuel exhausted"), "{error}");
 }

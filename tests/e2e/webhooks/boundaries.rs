@@ -159,8 +159,7 @@ async fn a_task_sends_an_event_with_its_completion_and_only_then(pool: PgPool) {
     let bad_id = bad_job["id"].as_i64().unwrap().to_string();
     let shown = ctx
         .sluice
-        .json(&["--tenant", TENANT, "jobs", "show", &bad_id])["job"]
-        .clone();
+        .json(&["--tenant", TENANT, "jobs", "show", &bad_id]);
     let error = shown["last_error"].as_str().unwrap_or_default().to_owned();
     assert!(
         error.contains("sluice.event") || error.contains("type"),

@@ -18,7 +18,7 @@ use super::slots::{self, jitter_offset, parse_cron, parse_tz};
 use crate::{Store, StoreError};
 
 /// What one call to [`Store::fire_due_schedules`] did.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FireReport {
     /// The clock the slots were decided against (the database's `now()`, or the `as_of`
     /// given).

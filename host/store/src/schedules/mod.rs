@@ -74,7 +74,7 @@ impl NewSchedule {
 }
 
 /// A stored schedule with its firing state and counters.
-#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct ScheduleRecord {
     pub id: i64,
     pub tenant: String,
@@ -82,7 +82,6 @@ pub struct ScheduleRecord {
     pub cron: String,
     pub tz: String,
     pub job_type: String,
-    #[serde(serialize_with = "payload_as_text")]
     pub payload: Vec<u8>,
     pub priority: i32,
     pub max_attempts: Option<i32>,
@@ -102,10 +101,6 @@ pub struct ScheduleRecord {
     pub last_error: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
-}
-
-fn payload_as_text<S: serde::Serializer>(payload: &[u8], s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&String::from_utf8_lossy(payload))
 }
 
 /// `ON CONFLICT DO NOTHING`: a taken name returns no row.

@@ -24,8 +24,7 @@ pub const ON_TIME_GRACE: Duration = Duration::from_secs(30);
 pub(crate) const SCAN_LIMIT: usize = 10_000;
 
 /// What happens to slots that came due while no scheduler ran.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CatchUp {
     /// Skip every missed slot; only a slot less than [`ON_TIME_GRACE`] late fires.
     None,

@@ -17,7 +17,6 @@ use sluice_store::{DEFAULT_RETRY_SCHEDULE, DeliveryInfo, EndpointInfo};
 use utoipa::ToSchema;
 
 use crate::units::parse_duration;
-use crate::webhooks::endpoint_label;
 
 /// Longest grace a rotated-out secret may keep signing for.
 pub const MAX_ROTATION_GRACE: Duration = Duration::from_secs(30 * 24 * 3600);
@@ -167,6 +166,11 @@ pub struct TestSent {
 pub struct Redelivered {
     #[schema(minimum = 1)]
     pub delivery: i64,
+}
+
+/// `ep_12`: how endpoint ids are shown.
+pub fn endpoint_label(id: i64) -> String {
+    format!("ep_{id}")
 }
 
 /// `evt_12`: how event ids are shown.
