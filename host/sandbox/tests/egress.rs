@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::http_server::TestServer;
 use common::*;
-use sluice_sandbox::sluice_egress::{AllowList, Grant, NetworkPolicy};
+use sluice_egress::{AllowList, Grant, NetworkPolicy};
 use sluice_sandbox::{
     CancellationToken, Contract, EgressConfig, Grants, HttpGrant, Limits, RunReport, Sandbox,
     SandboxConfig, ValidationError,

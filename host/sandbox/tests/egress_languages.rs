@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use common::http_server::TestServer;
 use common::*;
-use sluice_sandbox::sluice_egress::{AllowList, Grant, NetworkPolicy};
+use sluice_egress::{AllowList, Grant, NetworkPolicy};
 use sluice_sandbox::{
     CancellationToken, Contract, EgressConfig, Grants, HttpGrant, RunReport, Sandbox, SandboxConfig,
 };

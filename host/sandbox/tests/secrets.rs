@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use common::http_server::TestServer;
 use common::*;
-use sluice_sandbox::sluice_egress::{AllowList, Grant, NetworkPolicy};
+use sluice_egress::{AllowList, Grant, NetworkPolicy};
 use sluice_sandbox::{
     CancellationToken, EgressConfig, Grants, HttpGrant, RunReport, Sandbox, SandboxConfig,
     SecretGrant,
