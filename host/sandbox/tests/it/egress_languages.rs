@@ -2,7 +2,7 @@
 //! (`sample-tasks/<lang>/http-get*`, built by `scripts/build-guests` into
 //! `sample-tasks/<lang>/build/http-get.wasm`), through the sandbox's egress hooks against a
 //! server on 127.0.0.1 opened with the operator's network flag: the same payload and output
-//! as the Rust sample (`tests/egress.rs`), and a refusal the guest sees as a `wasi:http`
+//! as the Rust sample (`egress.rs`), and a refusal the guest sees as a `wasi:http`
 //! error code while the server sees nothing.
 //!
 //! JavaScript's is built with componentize-js (StarlingMonkey; componentize-qjs 0.4.5 cannot
@@ -10,12 +10,10 @@
 //! through StarlingMonkey's own `fetch` from an async handler. Go has none
 //! (docs/guests/go.md).
 
-mod common;
-
 use std::sync::Arc;
 
-use common::http_server::TestServer;
-use common::*;
+use crate::common::http_server::TestServer;
+use crate::common::*;
 use sluice_egress::{AllowList, Grant, NetworkPolicy};
 use sluice_sandbox::{
     CancellationToken, Contract, EgressConfig, Grants, HttpGrant, RunReport, Sandbox, SandboxConfig,
