@@ -12,8 +12,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use sluice_egress::{AllowList, Grant, Limits as EgressLimits, NetworkPolicy};
 use sluice_sandbox::HttpGrant;
-use sluice_sandbox::sluice_egress::{AllowList, Grant, Limits as EgressLimits, NetworkPolicy};
 use sluice_store::{JobTypeRecord, JobTypeSpec, Store, StoreError, TenantRecord};
 use tracing::warn;
 

@@ -9,7 +9,8 @@
 //!    composes the rest
 //! 2. `serve`, `http`, `ui`, `app_state`: the HTTP API and the dashboard
 //! 3. `worker`, `services`: the claim loop and the background services
-//! 4. `metrics`, `grants`, `secrets`, `webhooks`, `units`, `registration`: what they share
+//! 4. `metrics`, `grants`, `secrets`, `webhooks`, `units`, `registration`, `wire` (the JSON
+//!    the CLI and the API print): what they share
 
 pub mod app_state;
 pub mod autogroup;

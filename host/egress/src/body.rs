@@ -17,7 +17,7 @@ use http_body::{Body, Frame, SizeHint};
 use tokio::sync::oneshot;
 use tokio::time::{Instant, Sleep};
 
-use crate::error::{EgressError, ReadPhase};
+use crate::error::{EgressError, ReadPhase, map_hyper_error};
 
 pub(crate) type BoxError = Box<dyn StdError + Send + Sync>;
 
@@ -196,8 +196,7 @@ impl Body for ResponseBody {
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(Some(Err(e))) => {
-                let err =
-                    crate::connector::map_hyper_error(&this.host, &e, ReadPhase::BetweenBytes);
+                let err = map_hyper_error(&this.host, &e, ReadPhase::BetweenBytes);
                 this.fail(err)
             }
             Poll::Ready(None) => {

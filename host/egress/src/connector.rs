@@ -28,7 +28,7 @@ use tokio_rustls::TlsConnector;
 use crate::allow::{AllowList, Scheme, normalise_host};
 use crate::body::{BoxError, CappedRequestBody, ResponseBody};
 use crate::deny::NetworkPolicy;
-use crate::error::{DenyReason, EgressError, ReadPhase};
+use crate::error::{DenyReason, EgressError, ReadPhase, map_hyper_error, map_tls_error};
 use crate::limits::{Limits, RequestTimeouts, clamp};
 use crate::resolve::{Resolver, SystemResolver};
 use crate::tls::{TlsConfigError, client_config};
@@ -459,39 +459,4 @@ async fn connect_any(
             detail: e.to_string(),
         },
     })
-}
-
-fn map_tls_error(host: &str, e: std::io::Error) -> EgressError {
-    let detail = e.to_string();
-    let host = host.to_string();
-    match e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
-        Some(rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented) => {
-            EgressError::TlsCertificateError { host, detail }
-        }
-        Some(_) => EgressError::TlsProtocolError { host, detail },
-        None if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-            EgressError::ConnectionTerminated { host, detail }
-        }
-        None => EgressError::TlsProtocolError { host, detail },
-    }
-}
-
-/// Maps a hyper error; `phase` says which read timeout a hyper timeout stands for.
-pub(crate) fn map_hyper_error(host: &str, e: &hyper::Error, phase: ReadPhase) -> EgressError {
-    let host = host.to_string();
-    let detail = e.to_string();
-    if e.is_timeout() {
-        EgressError::ConnectionReadTimeout { host, phase }
-    } else if e.is_parse() || e.is_parse_status() {
-        EgressError::HttpProtocolError { host, detail }
-    } else if e.is_incomplete_message()
-        || e.is_closed()
-        || e.is_canceled()
-        || e.is_body_write_aborted()
-        || std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
-    {
-        EgressError::ConnectionTerminated { host, detail }
-    } else {
-        EgressError::HttpProtocolError { host, detail }
-    }
 }

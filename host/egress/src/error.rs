@@ -1,7 +1,8 @@
 //! The errors of one outbound request. Each [`EgressError`] variant maps onto exactly one
 //! `wasi:http/types.error-code` (see [`EgressError::error_code`]); the sandbox translates
-//! them one-to-one, webhooks log them. This module only describes failures: it decides
-//! nothing and does no I/O.
+//! them one-to-one, webhooks log them. It also maps the failures of the libraries the
+//! connector and the body wrappers drive (hyper, rustls) onto these variants. This module
+//! only describes failures: it decides nothing and does no I/O.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -146,5 +147,42 @@ impl EgressError {
             EgressError::HttpProtocolError { .. } => "HTTP-protocol-error",
             EgressError::InternalError(_) => "internal-error",
         }
+    }
+}
+
+/// Maps a failed TLS handshake: a rejected certificate, any other TLS failure, or the
+/// peer hanging up mid-handshake.
+pub(crate) fn map_tls_error(host: &str, e: std::io::Error) -> EgressError {
+    let detail = e.to_string();
+    let host = host.to_string();
+    match e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
+        Some(rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented) => {
+            EgressError::TlsCertificateError { host, detail }
+        }
+        Some(_) => EgressError::TlsProtocolError { host, detail },
+        None if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            EgressError::ConnectionTerminated { host, detail }
+        }
+        None => EgressError::TlsProtocolError { host, detail },
+    }
+}
+
+/// Maps a hyper error; `phase` says which read timeout a hyper timeout stands for.
+pub(crate) fn map_hyper_error(host: &str, e: &hyper::Error, phase: ReadPhase) -> EgressError {
+    let host = host.to_string();
+    let detail = e.to_string();
+    if e.is_timeout() {
+        EgressError::ConnectionReadTimeout { host, phase }
+    } else if e.is_parse() || e.is_parse_status() {
+        EgressError::HttpProtocolError { host, detail }
+    } else if e.is_incomplete_message()
+        || e.is_closed()
+        || e.is_canceled()
+        || e.is_body_write_aborted()
+        || std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
+    {
+        EgressError::ConnectionTerminated { host, detail }
+    } else {
+        EgressError::HttpProtocolError { host, detail }
     }
 }

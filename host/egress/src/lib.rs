@@ -8,6 +8,10 @@
 //! - the vetted connector ([`Connector`], [`Grant`], [`Limits`], [`RequestTimeouts`]);
 //! - the errors ([`EgressError`]), one per `wasi:http` `error-code` it can produce.
 //!
+//! Modules import downward only (`module_order.rs` tests it): `deny`, `limits`, `resolve`,
+//! `tls` are leaves; `error` → `deny`; `allow` → `deny`, `error`; `body` → `error`;
+//! `connector` above them all.
+//!
 //! It must not depend on wasmtime, SQL or the metrics registry: grants come from the
 //! caller, errors are mapped by the caller, metrics use [`EgressError::outcome`].
 
@@ -17,6 +21,8 @@ mod connector;
 mod deny;
 mod error;
 mod limits;
+#[cfg(test)]
+mod module_order;
 mod resolve;
 mod tls;
 

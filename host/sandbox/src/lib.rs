@@ -9,58 +9,60 @@
 //!   .run(&component, JobInput, &Limits, CancellationToken).await -> RunReport
 //! ```
 //!
-//! Module map (each file says what it owns and must not do): `sandbox` (front door),
-//! `config`, `engine` (Engine), `epoch_ticker` (ticks while attempts run), `guest_runtime`, `component` (cache,
-//! `TaskComponent`), `validate`, `run_signature`, `disk_cache`, `host_imports` (bindgen +
-//! `sluice:task/host` of each contract), `contract` (versions, found from imports),
-//! `grants` (what an attempt may reach), `follow_ups` (`sluice:task/jobs`),
-//! `secrets_import` (`sluice:task/secrets`), `mask` (revealed values hidden in the
-//! report), `egress_hooks` (wasi:http through the one egress
-//! connector), `http_error_code` (body-stream failures as their `error-code`), `wasi_ctx` (denied WASI,
-//! capped pipe), `log_buffer`, `limiter`,
-//! `store` (per-attempt policy), `run` (attempt + outcome mapping), `guest_result` (the
-//! `run` call boundary, read without trusting the guest), `guest_text` (guest error
-//! messages), `outcome`, `error`.
+//! Module map (each file says what it owns and must not do), from the bottom up: a
+//! module imports only modules of the lines above it (`module_order.rs` tests that the
+//! graph has no circle).
+//! 1. leaves: `contract` (versions, found from imports), `log_buffer`, `mask` (revealed
+//!    values hidden in the report), `guest_text` (guest error messages), `limiter`,
+//!    `host_imports` (bindgen of each contract), `disk_cache`, `epoch_ticker` (ticks
+//!    while attempts run), `guest_runtime`;
+//! 2. `config`, `engine` (Engine), `wasi_ctx` (denied WASI, capped pipe);
+//! 3. `capabilities` (what an attempt may reach: `log`, `http`, `jobs`, `secrets`, each
+//!    with its grant, state, linker setup and `Host` impls; [`Grants`]);
+//! 4. `outcome` (the report), `error`, `run_signature`, `guest_result` (the `run` call
+//!    boundary, read without trusting the guest);
+//! 5. `store` (`HostState`, per-attempt policy, the linker), `validate`, `component`
+//!    (cache, `TaskComponent`), `run` (attempt + outcome mapping), `sandbox` (front door).
 //!
 //! Knows nothing about Postgres.
 
+mod capabilities;
 mod component;
 mod config;
 mod contract;
 mod disk_cache;
-mod egress_hooks;
 mod engine;
 mod epoch_ticker;
 mod error;
-mod follow_ups;
-mod grants;
 mod guest_result;
 mod guest_runtime;
 mod guest_text;
 mod host_imports;
-mod http_error_code;
 mod limiter;
 mod log_buffer;
 mod mask;
+#[cfg(test)]
+mod module_order;
 mod outcome;
 mod run;
 mod run_signature;
 mod sandbox;
-mod secrets_import;
 mod store;
 mod validate;
 mod wasi_ctx;
 
+pub use capabilities::Grants;
+pub use capabilities::http::{HttpCall, HttpCalls, HttpGrant};
+pub use capabilities::jobs::{
+    CheckFuture, FollowUp, FollowUpCheck, FollowUpGrant, FollowUpRefusal,
+};
+pub use capabilities::secrets::SecretGrant;
 pub use component::{CacheStats, ComponentInfo, Origin, TaskComponent, sha256_hex};
 pub use config::{EgressConfig, Limits, SandboxConfig};
 pub use contract::{Contract, UnknownContract};
-pub use egress_hooks::{HttpCall, HttpCalls, HttpGrant};
 pub use error::{SandboxError, ValidationError};
-pub use follow_ups::{CheckFuture, FollowUp, FollowUpCheck, FollowUpGrant, FollowUpRefusal};
-pub use grants::{Grants, SecretGrant};
 pub use outcome::{Failure, Outcome, RunReport};
 pub use run::JobInput;
 pub use sandbox::Sandbox;
-pub use sluice_egress;
 pub use tokio_util::sync::CancellationToken;
 pub use validate::contract_of;

@@ -6,8 +6,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::egress_hooks::HttpCalls;
-use crate::follow_ups::FollowUp;
+use crate::capabilities::http::HttpCalls;
+use crate::capabilities::jobs::FollowUp;
 
 /// Everything the worker needs to record one attempt.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use wasmtime::{PoolConcurrencyLimitError, Store, Trap, WasmBacktrace};
 
+use crate::capabilities::http::HttpCalls;
+use crate::capabilities::jobs::FollowUpUnavailable;
 use crate::component::TaskComponent;
 use crate::config::Limits;
-use crate::egress_hooks::HttpCalls;
 use crate::engine::COMPONENT_CAPS;
-use crate::follow_ups::FollowUpUnavailable;
 use crate::guest_result::{JobArg, Output, PassingJobIn, RunResult};
 use crate::host_imports::Job;
 use crate::mask::Mask;
@@ -278,12 +278,13 @@ fn report(
     let logs = state.logs.snapshot();
     // Follow-up jobs exist only if the attempt completes: any other ending drops them.
     let mut follow_ups = match outcome {
-        Outcome::Completed { .. } => state.follow_ups.take(),
+        Outcome::Completed { .. } => state.caps.jobs.take(),
         Outcome::Failed(_) => Vec::new(),
     };
     // Every secret value the guest read is hidden in what the host keeps of the attempt,
     // the rows of its follow-up jobs included (a child reads the secret itself).
-    let mask = Mask::new(state.revealed.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+    let revealed = state.caps.secrets.revealed().iter();
+    let mask = Mask::new(revealed.map(|(n, v)| (n.as_str(), v.as_str())));
     if !mask.is_empty() {
         for job in &mut follow_ups {
             job.payload = mask.bytes(&job.payload);
@@ -307,7 +308,7 @@ fn report(
         instantiate_time,
         guest_time,
         peak_memory_bytes: state.limiter.memory_bytes(),
-        http: state.egress.calls(),
+        http: state.caps.http.calls(),
         follow_ups,
     }
 }

@@ -3,7 +3,7 @@
 //! what differs ("field `payload`: found string, expected list<u8>") rather than as
 //! wasmtime's type-check error. `TaskPre::new` remains the authority; this is for messages.
 //!
-//! Must be kept in step with `wit/task.wit`: `tests/validation.rs` accepts real sample
+//! Must be kept in step with `wit/task.wit`: `tests/it/validation.rs` accepts real sample
 //! components and refuses hand-made wrong ones, so a drift fails there.
 
 use wasmtime::component::Type;

@@ -13,18 +13,17 @@ use wasmtime::component::Linker;
 
 use sluice_egress::{Connector, ConnectorConfig};
 
+use crate::capabilities::Grants;
 use crate::component::{CacheStats, ComponentCache, ComponentInfo, TaskComponent, sha256_hex};
 use crate::config::{Limits, SandboxConfig};
 use crate::disk_cache::DiskCache;
 use crate::engine::{build_engine, to_anyhow};
 use crate::epoch_ticker::EpochTicker;
 use crate::error::{SandboxError, ValidationError};
-use crate::grants::Grants;
 use crate::guest_runtime::GuestRuntime;
-use crate::host_imports;
 use crate::outcome::{Failure, RunReport};
 use crate::run::{self, JobInput};
-use crate::store::{HostState, Reach};
+use crate::store::{self, HostState, Reach};
 use crate::validate;
 
 /// Runs task components. One per host; cheap to clone (all clones share one engine,
@@ -59,7 +58,7 @@ impl Sandbox {
     pub fn new(config: SandboxConfig) -> anyhow::Result<Sandbox> {
         let engine = build_engine(&config)?;
         let mut linker = Linker::new(&engine);
-        host_imports::add_to_linker(&mut linker, config.max_contract)
+        store::add_to_linker(&mut linker, config.max_contract)
             .map_err(to_anyhow)
             .context("add host imports to the linker")?;
         let disk = match &config.cache_dir {
@@ -177,11 +176,6 @@ impl Sandbox {
         grants: Grants,
         cancel: CancellationToken,
     ) -> RunReport {
-        let Grants {
-            http,
-            follow_ups,
-            secrets,
-        } = grants;
         let limits = limits.clamped_to(&self.inner.config);
         let waited = Instant::now();
         let slot = tokio::select! {
@@ -202,10 +196,8 @@ impl Sandbox {
         let tick = self.inner.config.epoch_tick;
         // No grant, no connector: such an attempt's requests are all denied anyway.
         let reach = Reach {
-            connector: http.as_ref().map(|_| self.inner.connector.clone()),
-            http,
-            follow_ups,
-            secrets,
+            connector: grants.http.as_ref().map(|_| self.inner.connector.clone()),
+            grants,
         };
         // The epoch ticks from before the store exists until after it is gone: the
         // guest's timeout and cancel checks, and its yields, ride on those ticks.

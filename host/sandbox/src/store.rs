@@ -1,27 +1,26 @@
-//! One attempt's `Store`: [`HostState`] (WASI and wasi:http contexts, resource table,
-//! limiter, log, cancel token, deadline, egress hooks, secret grant and
-//! the values it revealed) and [`new_store`], the single place
-//! where per-attempt policy is applied — fuel, epoch deadline and its callback,
-//! memory/table limiter, host-call caps, the attempt's HTTP and secret grants.
+//! One attempt's `Store`: [`HostState`] (WASI context, resource table, limiter, log,
+//! cancel token, deadline, and every capability's state in one [`Caps`]), [`new_store`],
+//! the single place where per-attempt policy is applied — fuel, epoch deadline and its
+//! callback, memory/table limiter, host-call caps, the attempt's grants — and
+//! [`add_to_linker`], everything a task may import: the denied-by-default WASI of
+//! `wasi_ctx.rs` and each capability.
 //!
 //! A store is never reused: one per attempt, dropped when the attempt ends. Must not run
-//! guest code (that is `run.rs`).
+//! guest code (that is `run.rs`) or serve a capability's calls (`capabilities/` does).
 
 use std::fmt;
-use std::sync::Arc;
 use std::time::Instant;
 
 use sluice_egress::Connector;
 use tokio_util::sync::CancellationToken;
-use wasmtime::component::ResourceTable;
+use wasmtime::component::{Linker, ResourceTable};
 use wasmtime::{Engine, Store, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
-use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
+use crate::capabilities::{self, Attempt, Caps, Grants, HasCaps};
 use crate::config::Limits;
-use crate::egress_hooks::{EgressHooks, HttpGrant};
-use crate::follow_ups::{FollowUpBuffer, FollowUpGrant};
-use crate::grants::SecretGrant;
+use crate::contract::Contract;
 use crate::limiter::{InstanceCaps, TaskLimiter};
 use crate::log_buffer::LogBuffer;
 use crate::wasi_ctx::denied_wasi_ctx;
@@ -55,23 +54,15 @@ impl std::error::Error for Interrupted {}
 /// Data of one attempt's store.
 pub(crate) struct HostState {
     wasi: WasiCtx,
-    http: WasiHttpCtx,
-    pub(crate) egress: EgressHooks,
     table: ResourceTable,
+    /// Every capability's state (`capabilities/`).
+    pub(crate) caps: Caps,
     pub(crate) limiter: TaskLimiter,
     pub(crate) logs: LogBuffer,
-    /// The follow-up jobs the guest has asked for (kept only if it completes).
-    pub(crate) follow_ups: FollowUpBuffer,
-    pub(crate) cancel: CancellationToken,
+    cancel: CancellationToken,
     deadline: Option<Instant>,
     /// Set by the epoch callback when it stops the guest.
     pub(crate) interrupted: Option<Interrupt>,
-    /// The type's secret grant (`None`: nothing granted).
-    pub(crate) secrets: Option<Arc<SecretGrant>>,
-    /// (name, value) of every secret `secrets.get` returned: masked in the report.
-    pub(crate) revealed: Vec<(String, String)>,
-    /// Granted names already logged as not set (one line per name).
-    pub(crate) warned_unset: Vec<String>,
 }
 
 impl WasiView for HostState {
@@ -85,23 +76,29 @@ impl WasiView for HostState {
 
 impl WasiHttpView for HostState {
     fn http(&mut self) -> WasiHttpCtxView<'_> {
-        WasiHttpCtxView {
-            ctx: &mut self.http,
-            table: &mut self.table,
-            hooks: &mut self.egress,
-        }
+        self.caps.http.view(&mut self.table)
     }
 }
 
-/// What an attempt may reach beyond its own instance: the host's connector (`None`: the
-/// host has no egress), the job type's HTTP grant and its secrets (`None`: nothing).
+impl HasCaps for HostState {
+    fn caps(&mut self) -> &mut Caps {
+        &mut self.caps
+    }
+}
+
+/// Adds every import a task of a contract up to `max` may use to `linker`: WASI (denied
+/// by default, `wasi_ctx.rs`) and each capability's.
+pub(crate) fn add_to_linker(linker: &mut Linker<HostState>, max: Contract) -> wasmtime::Result<()> {
+    wasmtime_wasi::p2::add_to_linker_async(linker)?;
+    capabilities::add_to_linker(linker, max)
+}
+
+/// What an attempt may reach beyond its own instance: the job type's grants, and the
+/// host's connector (`None` unless HTTP is granted).
 #[derive(Clone, Default)]
 pub(crate) struct Reach {
+    pub grants: Grants,
     pub connector: Option<Connector>,
-    pub http: Option<Arc<HttpGrant>>,
-    /// What the attempt may enqueue (`None`: no follow-up jobs).
-    pub follow_ups: Option<Arc<FollowUpGrant>>,
-    pub secrets: Option<Arc<SecretGrant>>,
 }
 
 /// A fresh store with every per-attempt limit applied. `deadline` is when the attempt's
@@ -109,26 +106,28 @@ pub(crate) struct Reach {
 pub(crate) fn new_store(
     engine: &Engine,
     limits: &Limits,
-    caps: InstanceCaps,
+    instance_caps: InstanceCaps,
     cancel: CancellationToken,
     deadline: Option<Instant>,
     reach: Reach,
 ) -> wasmtime::Result<Store<HostState>> {
     let logs = LogBuffer::new(limits.log_bytes);
+    let attempt = Attempt {
+        logs: &logs,
+        cancel: &cancel,
+        deadline,
+        connector: reach.connector.as_ref(),
+    };
+    let caps = Caps::new(reach.grants, &attempt);
     let state = HostState {
         wasi: denied_wasi_ctx(&logs),
-        http: WasiHttpCtx::new(),
-        egress: EgressHooks::new(reach.connector, reach.http, deadline, logs.clone()),
         table: ResourceTable::new(),
-        limiter: TaskLimiter::new(limits.memory_bytes, limits.table_elements, caps),
+        caps,
+        limiter: TaskLimiter::new(limits.memory_bytes, limits.table_elements, instance_caps),
         logs,
-        follow_ups: FollowUpBuffer::new(reach.follow_ups),
         cancel,
         deadline,
         interrupted: None,
-        secrets: reach.secrets,
-        revealed: Vec::new(),
-        warned_unset: Vec::new(),
     };
     let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);

@@ -54,8 +54,8 @@ impl Cli {
 
 impl Global {
     /// The operator's opened networks (`--egress-allow-network`).
-    pub fn networks(&self) -> anyhow::Result<sluice_sandbox::sluice_egress::NetworkPolicy> {
-        sluice_sandbox::sluice_egress::NetworkPolicy::parse(&self.egress_allow_networks)
+    pub fn networks(&self) -> anyhow::Result<sluice_egress::NetworkPolicy> {
+        sluice_egress::NetworkPolicy::parse(&self.egress_allow_networks)
             .map_err(|e| anyhow::anyhow!("--egress-allow-network `{}`: {}", e.input, e.detail))
     }
 }

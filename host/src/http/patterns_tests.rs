@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use regex::Regex;
-use sluice_sandbox::sluice_egress::NetworkPolicy;
+use sluice_egress::NetworkPolicy;
 use sluice_store::{MAX_DELAY, MAX_JITTER, MAX_RETRY_STEP, next_slot_after, parse_cron};
 
 use super::*;

@@ -19,7 +19,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{Request, header};
 use http_body_util::{BodyExt, Full};
-use sluice_sandbox::sluice_egress::{Connector, EgressError, Grant, RequestTimeouts};
+use sluice_egress::{Connector, EgressError, Grant, RequestTimeouts};
 use sluice_secrets::{Keyring, OpenError, Sealed};
 use sluice_store::{
     DEFAULT_RETRY_SCHEDULE, EndpointForSend, Store, TEST_EVENT_TYPE, endpoint_secret_name,

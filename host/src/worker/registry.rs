@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
 use chrono::{DateTime, Utc};
-use sluice_sandbox::sluice_egress::Grant;
+use sluice_egress::Grant;
 use sluice_sandbox::{
     CheckFuture, Contract, FollowUpGrant, FollowUpRefusal, Grants, HttpGrant, Limits, Sandbox,
     SecretGrant, TaskComponent,

@@ -1,8 +1,6 @@
 //! Fresh instance per attempt, at concurrency: no state leaks between jobs.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use futures::future::join_all;
 use sluice_sandbox::{CancellationToken, Sandbox, SandboxConfig};
 

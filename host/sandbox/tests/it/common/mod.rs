@@ -1,8 +1,7 @@
 //! Shared helpers for the sandbox's integration tests: sample components (built from
 //! `sample-tasks/` by `scripts/build-samples`), a small sandbox, jobs and limits.
 
-#![allow(dead_code)] // each test binary uses a different subset
-
+pub mod fixtures;
 pub mod http_server;
 
 use std::path::PathBuf;

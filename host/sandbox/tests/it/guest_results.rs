@@ -4,9 +4,7 @@
 //! result that breaks the canonical ABI names what is wrong with it. The `bad-result`
 //! sample builds each of these by hand (see `sample-tasks/bad-result`).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use sluice_sandbox::{CancellationToken, Failure, Limits, Outcome, RunReport, Sandbox};
 
 fn mode(mode: &str) -> String {

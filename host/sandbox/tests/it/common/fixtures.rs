@@ -1,7 +1,7 @@
 //! Hand-made components for validation tests, as bytes (the `wat` feature is off and
-//! `.wasm` files are not committed). Each is compiled from `tests/fixtures/<name>.wat`; to
+//! `.wasm` files are not committed). Each is compiled from `tests/it/fixtures/<name>.wat`; to
 //! regenerate after editing one, paste the output of
-//! `wasm-tools parse tests/fixtures/<name>.wat | xxd -i`.
+//! `wasm-tools parse tests/it/fixtures/<name>.wat | xxd -i`.
 
 /// Exports `run: func() -> u32` instead of the task world's `run`.
 pub const WRONG_RUN: &[u8] = &[

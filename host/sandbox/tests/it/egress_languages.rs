@@ -2,7 +2,7 @@
 //! (`sample-tasks/<lang>/http-get*`, built by `scripts/build-guests` into
 //! `sample-tasks/<lang>/build/http-get.wasm`), through the sandbox's egress hooks against a
 //! server on 127.0.0.1 opened with the operator's network flag: the same payload and output
-//! as the Rust sample (`tests/egress.rs`), a refusal the guest sees as a `wasi:http`
+//! as the Rust sample (`egress.rs`), a refusal the guest sees as a `wasi:http`
 //! error code while the server sees nothing, and an upload over the grant's request-body
 //! cap seen as `HTTP-request-body-size` (the code the Rust SDK gives, `egress_caps.rs`).
 //!
@@ -11,13 +11,11 @@
 //! through StarlingMonkey's own `fetch` from an async handler. Go has none
 //! (docs/guests/go.md).
 
-mod common;
-
 use std::sync::Arc;
 
-use common::http_server::TestServer;
-use common::*;
-use sluice_sandbox::sluice_egress::{AllowList, Grant, NetworkPolicy};
+use crate::common::http_server::TestServer;
+use crate::common::*;
+use sluice_egress::{AllowList, Grant, NetworkPolicy};
 use sluice_sandbox::{
     CancellationToken, Contract, EgressConfig, Grants, HttpGrant, RunReport, Sandbox, SandboxConfig,
 };

@@ -3,7 +3,7 @@
 //! the egress hooks hand to a guest arrives as its `error-code`.
 //!
 //! wasmtime-wasi-http 48 keeps a failed body's error as its embedder error type
-//! (`wasmtime_wasi_http::Error`, what `egress_hooks::to_wasi` produces) and its
+//! (`wasmtime_wasi_http::Error`, what `hooks::to_wasi` produces) and its
 //! `http-error-code` only recognises the `error-code` type itself, so a response body cut
 //! at its cap (or by a read timeout) reached the guest as "no code" — `internal-error` in
 //! every SDK. This module answers for both types, mapping the embedder's one to one. It
@@ -16,15 +16,13 @@ use wasmtime_wasi_http::p2::bindings::http::types::{
     DnsErrorPayload, ErrorCode, FieldSizePayload, IoError, TlsAlertReceivedPayload,
 };
 
-use crate::store::HostState;
-
 /// The instance wasmtime-wasi-http 48 links `wasi:http/types` as (its WIT's version;
 /// guests importing any 0.2.x are served by it).
 const TYPES: &str = "wasi:http/types@0.2.12";
 
 /// Replaces `http-error-code` in `linker` (after wasmtime-wasi-http's interfaces were
 /// added).
-pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+pub(crate) fn link<T: WasiView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
     let linked = linker.instance(TYPES)?.func_wrap(
         "http-error-code",

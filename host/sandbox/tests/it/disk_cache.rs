@@ -2,11 +2,9 @@
 //! Sandbox) loads instead of compiling; a corrupted or foreign file is recompiled, never
 //! trusted.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::common::*;
 use sluice_sandbox::{CacheStats, Origin, Sandbox, SandboxConfig};
 
 fn fresh_dir(name: &str) -> PathBuf {

@@ -1,10 +1,8 @@
 //! Time, cancellation and fuel: the behavioural bounds the worker relies on.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use sluice_sandbox::{CancellationToken, Failure, Limits, Outcome};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

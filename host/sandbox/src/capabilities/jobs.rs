@@ -1,7 +1,7 @@
 //! Follow-up jobs (`sluice:task/jobs` of contract 0.2): the host side of `enqueue`.
 //! Each call is checked (the attempt's caps on count and payload bytes here; the job
 //! type, the options and the payload by the host's [`FollowUpCheck`]) and buffered in the
-//! attempt's store; the buffer is handed back in [`crate::RunReport::follow_ups`], for
+//! attempt's [`FollowUpBuffer`] (its state; the grant is [`FollowUpGrant`]); the buffer is handed back in [`crate::RunReport::follow_ups`], for
 //! the host to insert with the attempt's completion, or to drop with any other ending.
 //!
 //! Must not: insert anything or talk to the database (the host's check may; the
@@ -15,8 +15,36 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::host_imports::v0_2::sluice::task::jobs::{EnqueueError, EnqueueOptions, Host};
-use crate::store::HostState;
+use wasmtime::component::{HasSelf, Linker};
+
+use super::shape::{Attempt, Capability, StoreData};
+use crate::contract::Contract;
+use crate::host_imports::v0_2::sluice::task::jobs::{
+    self as v0_2, EnqueueError, EnqueueOptions, Host,
+};
+
+/// The capability (see [`Capability`]).
+pub(crate) struct Jobs;
+
+impl Capability for Jobs {
+    type Grant = FollowUpGrant;
+    type State = FollowUpBuffer;
+
+    fn state(grant: Option<Arc<FollowUpGrant>>, _: &Attempt<'_>) -> FollowUpBuffer {
+        FollowUpBuffer::new(grant)
+    }
+
+    fn add_to_linker<T: StoreData>(
+        linker: &mut Linker<T>,
+        max: Contract,
+        get: fn(&mut T) -> &mut FollowUpBuffer,
+    ) -> wasmtime::Result<()> {
+        if max >= Contract::V0_2 {
+            v0_2::add_to_linker::<T, HasSelf<FollowUpBuffer>>(linker, get)?;
+        }
+        Ok(())
+    }
+}
 
 /// One follow-up job as the guest asked for it (options not given are `None`: the
 /// host's defaults apply).
@@ -84,7 +112,7 @@ impl fmt::Display for FollowUpUnavailable {
 
 impl std::error::Error for FollowUpUnavailable {}
 
-/// The follow-up jobs one attempt has asked for so far.
+/// The follow-up jobs one attempt has asked for so far: the capability's state.
 #[derive(Default)]
 pub(crate) struct FollowUpBuffer {
     grant: Option<Arc<FollowUpGrant>>,
@@ -146,19 +174,19 @@ fn follow_up(
     })
 }
 
-impl Host for HostState {
+impl Host for FollowUpBuffer {
     async fn enqueue(
         &mut self,
         job_type: String,
         payload: Vec<u8>,
         options: EnqueueOptions,
     ) -> wasmtime::Result<Result<(), EnqueueError>> {
-        let Some(grant) = self.follow_ups.grant.clone() else {
+        let Some(grant) = self.grant.clone() else {
             return Ok(Err(EnqueueError::LimitExceeded(
                 "this host runs the job without follow-up jobs".to_owned(),
             )));
         };
-        if let Err(refused) = self.follow_ups.admit(&grant, payload.len()) {
+        if let Err(refused) = self.admit(&grant, payload.len()) {
             return Ok(Err(refused));
         }
         let job = match follow_up(job_type, payload, options) {
@@ -167,8 +195,8 @@ impl Host for HostState {
         };
         match grant.check.check(&job).await {
             Ok(()) => {
-                self.follow_ups.bytes += job.payload.len() as u64;
-                self.follow_ups.jobs.push(job);
+                self.bytes += job.payload.len() as u64;
+                self.jobs.push(job);
                 Ok(Ok(()))
             }
             Err(FollowUpRefusal::UnknownJobType(name)) => {

@@ -1,12 +1,8 @@
 //! Upload validation: each way a component can be wrong is refused with its own
 //! `ValidationError` and a message that says what is wrong and how to fix it.
 
-mod common;
-
-#[path = "common/fixtures.rs"]
-mod fixtures;
-
-use common::*;
+use crate::common::fixtures;
+use crate::common::*;
 use sluice_sandbox::{Contract, Sandbox, SandboxConfig, ValidationError};
 
 const MAX: usize = 50 << 20;
@@ -143,7 +139,7 @@ fn a_wasi_http_import_needs_contract_0_2_and_the_right_types() {
     // On a host limited to 0.1 the import is a newer contract, named as such.
     let old = Sandbox::new(SandboxConfig {
         max_contract: Contract::V0_1,
-        ..common::config()
+        ..crate::common::config()
     })
     .unwrap();
     let err = old.validate(fixtures::HTTP_IMPORT, MAX).unwrap_err();

@@ -1,11 +1,9 @@
 //! Each hostile sample ends its attempt with its named reason, and the same sandbox keeps
 //! working: a normal `echo` run completes right after.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use sluice_sandbox::{Failure, Limits, Outcome};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

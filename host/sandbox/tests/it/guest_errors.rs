@@ -1,8 +1,6 @@
 //! A guest's own `retry` and `fatal` errors map to GuestRetry / GuestFatal with its message.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use sluice_sandbox::{CancellationToken, Failure, Outcome};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

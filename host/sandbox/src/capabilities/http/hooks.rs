@@ -1,7 +1,8 @@
 //! Outbound HTTP for guests: [`EgressHooks`], wasmtime-wasi-http's `send_request` hook,
 //! which hands every request of an attempt to the host's one vetted connector
 //! (`sluice_egress::Connector`) under the job type's [`HttpGrant`], and [`HttpGrant`] /
-//! [`HttpCalls`], what goes in and what comes out.
+//! [`HttpCalls`], what goes in and what comes out. `send_request` is the one place every
+//! guest request passes.
 //!
 //! Deny by default: an attempt without a grant, a host without a connector, or a request
 //! past the per-attempt count gets `HTTP-request-denied` without any network activity.

@@ -3,13 +3,11 @@
 //! each cap (`docs/egress.md`) — a chunked response cut mid-stream (`http-get`, which
 //! names the code in its failure) and a request body over the cap (`post-json`).
 
-mod common;
-
 use std::sync::Arc;
 
-use common::http_server::TestServer;
-use common::*;
-use sluice_sandbox::sluice_egress::{AllowList, Grant, NetworkPolicy};
+use crate::common::http_server::TestServer;
+use crate::common::*;
+use sluice_egress::{AllowList, Grant, NetworkPolicy};
 use sluice_sandbox::{
     CancellationToken, EgressConfig, Grants, HttpGrant, RunReport, Sandbox, SandboxConfig,
 };

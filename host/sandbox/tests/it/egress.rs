@@ -2,14 +2,12 @@
 //! sandbox's egress hooks and the one connector, against a server on 127.0.0.1 opened
 //! with the operator's network flag (`EgressConfig::networks`) — and refused without it.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::http_server::TestServer;
-use common::*;
-use sluice_sandbox::sluice_egress::{AllowList, Grant, NetworkPolicy};
+use crate::common::http_server::TestServer;
+use crate::common::*;
+use sluice_egress::{AllowList, Grant, NetworkPolicy};
 use sluice_sandbox::{
     CancellationToken, Contract, EgressConfig, Grants, HttpGrant, Limits, RunReport, Sandbox,
     SandboxConfig, ValidationError,

@@ -3,13 +3,11 @@
 //! masked as `[secret NAME]` in the report's logs and failure reason; an ungranted name is
 //! `not-granted`, a granted one without a value `not-found` with a WARN line.
 
-mod common;
-
 use std::sync::Arc;
 
-use common::http_server::TestServer;
-use common::*;
-use sluice_sandbox::sluice_egress::{AllowList, Grant, NetworkPolicy};
+use crate::common::http_server::TestServer;
+use crate::common::*;
+use sluice_egress::{AllowList, Grant, NetworkPolicy};
 use sluice_sandbox::{
     CancellationToken, EgressConfig, Grants, HttpGrant, RunReport, Sandbox, SandboxConfig,
     SecretGrant,
