@@ -11,7 +11,8 @@
 //! its modules (and nothing else) in backticks (`` `*` ``: every module no layer names);
 //! a module imports from its own layer and those below, never in a circle.
 //!
-//! Shared by `sluice-store`'s tests and, through `#[path]`, the host's. Must not: parse
+//! Shared by `sluice-store`'s tests and, through `#[path]`, the host's, the sandbox's and
+//! egress's (one checker for every crate). Must not: parse
 //! more than paths. Comments, string literals and `#[cfg(test)] mod … { }` blocks are
 //! skipped; `as` renames and inline `mod { }` blocks are not followed.
 
