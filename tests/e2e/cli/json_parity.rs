@@ -186,3 +186,44 @@ async fn the_cli_and_the_api_print_the_same_json(pool: PgPool) {
         &get(&api, &token, "/v1/webhooks").await,
     );
 }
+
+/// The read routes and verbs added for parity answer a missing thing, or another
+/// tenant's, with a 404 (HTTP) or a failing command (CLI) that names it.
+#[sqlx::test(migrations = false)]
+async fn the_new_show_routes_name_what_is_missing_and_hide_other_tenants(pool: PgPool) {
+    let sluice = Sluice::new(&pool);
+    sluice.ok(&["migrate"]);
+    let api = Api::start(&pool).await;
+    let mine = api.tenant("mine").await;
+    api.tenant("theirs").await;
+    api.job_type("theirs", "secret-type", "echo").await;
+    for (path, named) in [
+        ("/v1/components/nope", "nope"),
+        ("/v1/job-types/secret-type", "secret-type"),
+        ("/v1/job-types/nope", "nope"),
+        ("/v1/tenants/theirs", "theirs"),
+        ("/v1/tenants/nope", "nope"),
+    ] {
+        let (status, body) = json(api.get(path, &mine).await).await;
+        assert_eq!(status, 404, "GET {path}: {body}");
+        let (code, message) = crate::support::http::error_of(&body);
+        assert_eq!(code, "not_found", "GET {path}: {body}");
+        assert!(
+            message.contains(named),
+            "GET {path} names {named}: {message}"
+        );
+    }
+    for (args, named) in [
+        (&["types", "show", "nope"][..], "nope"),
+        (&["tenants", "show", "nope"][..], "nope"),
+        (&["component", "show", "nope"][..], "nope"),
+    ] {
+        let out = sluice.run(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "sluice {args:?} must fail");
+        assert!(
+            stderr.contains(named),
+            "sluice {args:?} names {named}: {stderr}"
+        );
+    }
+}
