@@ -18,7 +18,7 @@
 //! ```
 //!
 //! Before anything starts, the process registers in the worker registry
-//! (`crate::registration`; a live process with the same id refuses the start), and it
+//! (`sluice_shared::registration`; a live process with the same id refuses the start), and it
 //! marks itself stopped once everything stopped. A worker's row is renewed by its job
 //! heartbeat; a scheduler's by a small service of its own.
 //!
@@ -33,14 +33,14 @@ use sluice_store::{NewWorker, Store, WorkerKind};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::metrics::Metrics;
-use crate::registration;
-use crate::services::heartbeat::RegistryHeartbeat;
-use crate::services::reaper::{Reaper, ReaperConfig};
-use crate::services::retention::{Retention, RetentionConfig};
-use crate::services::scheduler::{Scheduler, SchedulerConfig};
-use crate::services::{self};
-use crate::worker::{self, WorkerConfig, WorkerSummary};
+use sluice_shared::metrics::Metrics;
+use sluice_shared::registration;
+use sluice_worker::services::heartbeat::RegistryHeartbeat;
+use sluice_worker::services::reaper::{Reaper, ReaperConfig};
+use sluice_worker::services::retention::{Retention, RetentionConfig};
+use sluice_worker::services::scheduler::{Scheduler, SchedulerConfig};
+use sluice_worker::services::{self};
+use sluice_worker::{self as worker, WorkerConfig, WorkerSummary};
 
 /// What one process runs; `None` leaves a service out.
 pub struct HostConfig {
@@ -109,7 +109,8 @@ impl Host {
         } = config;
         let exporter = CancellationToken::new();
         if let Some(addr) = metrics_listen {
-            crate::metrics::serve(addr, store.clone(), metrics.clone(), exporter.clone()).await?;
+            sluice_http::scrape::serve(addr, store.clone(), metrics.clone(), exporter.clone())
+                .await?;
         }
         // They stop with the claim loop (also after --drain).
         let stop_services = shutdown.child_token();

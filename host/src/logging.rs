@@ -138,7 +138,7 @@ mod tests {
             Level::DEBUG,
             "worker writing: b\"sk_shh\""
         );
-        tracing::event!(target: "sluice::worker", Level::TRACE, "a host line");
+        tracing::event!(target: "sluice_worker::producer", Level::TRACE, "a host line");
         tracing::event!(target: "wasmtime_wasi_http::p2::error", Level::WARN, "a warning");
     }
 

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use crate::support::Fixture;
 use chrono::{DateTime, Utc};
-use sluice::worker::{self, WorkerConfig};
 use sluice_sandbox::Sandbox;
 use sluice_store::{NewJob, Store};
+use sluice_worker::{self as worker, WorkerConfig};
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 

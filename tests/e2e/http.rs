@@ -1,4 +1,4 @@
-//! End to end through the real HTTP API (`sluice::serve::app` on an ephemeral port, real
+//! End to end through the real HTTP API (`sluice_http::serve::app` on an ephemeral port, real
 //! Postgres per test, real sample components): every status code the API promises,
 //! idempotency under concurrency, tenant isolation, tokens, the rate limit, uploads,
 //! the OpenAPI document, and the curl examples of `docs/http-api.md`.

@@ -11,10 +11,10 @@
 use std::time::Duration;
 
 use crate::support::Fixture;
-use sluice::metrics::Metrics;
-use sluice::worker::{self, WorkerConfig};
 use sluice_sandbox::Sandbox;
+use sluice_shared::metrics::Metrics;
 use sluice_store::{JobTypeSpec, NewJob, Store};
+use sluice_worker::{self as worker, WorkerConfig};
 use sqlx::PgPool;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;

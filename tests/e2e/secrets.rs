@@ -182,10 +182,10 @@ async fn secrets_are_set_listed_and_deleted_over_the_cli_and_the_api_per_tenant(
     let keyring = Keyring::new(SecretKey::parse("test", &key).unwrap(), Vec::new());
     let api = Api::start_with(
         &pool,
-        sluice::http::ServeConfig {
+        sluice_http::app_state::ServeConfig {
             admin_token: Some(ENV_ADMIN_TOKEN.into()),
             secrets: Some(keyring),
-            ..sluice::http::ServeConfig::default()
+            ..sluice_http::app_state::ServeConfig::default()
         },
     )
     .await;

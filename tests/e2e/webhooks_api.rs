@@ -287,10 +287,10 @@ async fn the_http_api_manages_endpoints_and_events_per_tenant(pool: PgPool) {
     let keyring = Keyring::new(SecretKey::parse("test", &key).unwrap(), Vec::new());
     let api = Api::start_with(
         &pool,
-        sluice::http::ServeConfig {
+        sluice_http::app_state::ServeConfig {
             admin_token: Some(ENV_ADMIN_TOKEN.into()),
             secrets: Some(keyring),
-            ..sluice::http::ServeConfig::default()
+            ..sluice_http::app_state::ServeConfig::default()
         },
     )
     .await;

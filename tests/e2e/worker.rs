@@ -6,12 +6,12 @@ use std::time::{Duration, Instant};
 
 use crate::support::jobs::expire_lease;
 use crate::support::{Fixture, wait_for};
-use sluice::metrics::Metrics;
-use sluice::worker::{self, Prefetch, WorkerConfig, WorkerSummary};
 use sluice_sandbox::Sandbox;
+use sluice_shared::metrics::Metrics;
 use sluice_store::{
     AttemptOutcome, CancelResult, Completion, JobState, JobTypeSpec, Lease, Store, StoreError,
 };
+use sluice_worker::{self as worker, Prefetch, WorkerConfig, WorkerSummary};
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 

@@ -20,7 +20,7 @@ use sluice_store::{NewJob, Store};
 use tokio_util::sync::CancellationToken;
 
 use super::{BENCH_TENANT, percentile};
-use crate::worker::{self, Prefetch, WorkerConfig};
+use sluice_worker::{self as worker, Prefetch, WorkerConfig};
 
 /// The light tenant (the flood is [`BENCH_TENANT`]).
 pub const LIGHT_TENANT: &str = "bench-light";

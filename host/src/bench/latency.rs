@@ -17,7 +17,7 @@ use sluice_store::{ClaimRequest, Completion, NewJob, RunAt, Store};
 use tokio_util::sync::CancellationToken;
 
 use super::{BENCH_TENANT, percentile};
-use crate::worker::{self, WorkerConfig};
+use sluice_worker::{self as worker, WorkerConfig};
 
 /// The job type the latency benchmark enqueues (component: the `clock` sample).
 pub const CLOCK_TYPE: &str = "clock";

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::BENCH_TENANT;
 use super::queue::drain_config;
 use super::sandbox::with_custom_section;
-use crate::worker::{self, Prefetch};
+use sluice_worker::{self as worker, Prefetch};
 
 pub async fn memory(
     store: &Store,

@@ -17,7 +17,7 @@ use clap::Subcommand;
 use sluice_sandbox::{Sandbox, SandboxConfig};
 use sluice_store::{JobTypeSpec, NewComponent, Store};
 
-use crate::worker::Prefetch;
+use sluice_worker::Prefetch;
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
@@ -137,7 +137,7 @@ pub struct BenchArgs {
     pub samples: PathBuf,
     /// The sandbox's epoch tick (timeout granularity, and the slice after which a busy
     /// guest yields its thread to the next), e.g. `10ms`; default: the sandbox's.
-    #[arg(long, value_parser = crate::units::parse_duration, global = true)]
+    #[arg(long, value_parser = sluice_shared::units::parse_duration, global = true)]
     pub epoch_tick: Option<std::time::Duration>,
     /// The sandbox's guest threads, as `sluice worker --guest-threads` (default: CPUs, less
     /// one beside a local database).
@@ -171,8 +171,8 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
             // As `sluice worker`: one guest thread fewer than CPUs beside a local database.
             let guest_threads = args.guest_threads.map_or_else(
                 || {
-                    crate::worker::default_guest_threads(
-                        crate::worker::cpus(),
+                    sluice_worker::default_guest_threads(
+                        sluice_worker::cpus(),
                         store.server_is_on_this_machine(),
                     )
                 },
@@ -308,7 +308,7 @@ async fn define_sample(
 
 /// Gives a defined job type of the bench tenant an outbound HTTP allow list.
 async fn grant_http(store: &Store, job_type: &str, allow: &[String]) -> anyhow::Result<()> {
-    let allow = crate::grants::normalise("--allow-http", allow, &Default::default())?;
+    let allow = sluice_shared::grants::normalise("--allow-http", allow, &Default::default())?;
     let record = store
         .get_job_type(BENCH_TENANT, job_type)
         .await?

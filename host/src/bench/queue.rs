@@ -8,7 +8,7 @@ use sluice_store::{ClaimRequest, Completion, NewJob, Store};
 use tokio_util::sync::CancellationToken;
 
 use super::BENCH_TENANT;
-use crate::worker::{self, Prefetch, WorkerConfig};
+use sluice_worker::{self as worker, Prefetch, WorkerConfig};
 
 fn echo_jobs(count: usize) -> Vec<NewJob> {
     jobs_of(DrainTask::Echo, count)

@@ -1,4 +1,4 @@
-//! Flags and start-up of a host's background services (`crate::services`): the
+//! Flags and start-up of a host's background services (`sluice_worker::services`): the
 //! scheduler and retention. Shared by `sluice worker` (flattened into its flags) and
 //! `sluice scheduler` (which runs them without claiming jobs).
 
@@ -7,10 +7,10 @@ use std::time::Duration;
 use sluice_store::{RetentionPolicy, Store};
 
 use crate::host::{Host, HostConfig};
-use crate::metrics::Metrics;
-use crate::services::retention::RetentionConfig;
-use crate::services::scheduler::SchedulerConfig;
-use crate::units::parse_duration;
+use sluice_shared::metrics::Metrics;
+use sluice_shared::units::parse_duration;
+use sluice_worker::services::retention::RetentionConfig;
+use sluice_worker::services::scheduler::SchedulerConfig;
 
 #[derive(Clone, Debug, clap::Args)]
 pub struct BackgroundArgs {
@@ -80,7 +80,7 @@ pub async fn run_standalone(store: Store, args: SchedulerArgs) -> anyhow::Result
     store.check_schema().await?;
     let host = args
         .worker_id
-        .unwrap_or_else(crate::registration::default_worker_id);
+        .unwrap_or_else(sluice_shared::registration::default_worker_id);
     if args.lease < Duration::from_secs(1) {
         anyhow::bail!(
             "--lease {:?} is too short: the scheduler heartbeats every third of it, so it must be at least 1s",
@@ -89,7 +89,7 @@ pub async fn run_standalone(store: Store, args: SchedulerArgs) -> anyhow::Result
     }
     let (scheduler, retention) = services(&args.background, &host);
     let config = HostConfig {
-        register: crate::registration::describe(
+        register: sluice_shared::registration::describe(
             &host,
             sluice_store::WorkerKind::Scheduler,
             &[],

@@ -1,6 +1,6 @@
 //! `sluice component push|list|show` and `sluice types set|list|show`: shipping a task
 //! component and pointing a job type at it. Validation is the sandbox's; storage is the
-//! store's; `--json` prints the views of `crate::wire` (what `/v1/components` and
+//! store's; `--json` prints the views of `sluice_wire` (what `/v1/components` and
 //! `/v1/job-types` answer).
 
 use std::path::PathBuf;
@@ -12,8 +12,8 @@ use sluice_store::{ComponentRecord, HttpSpec, JobTypeRecord, JobTypeSpec, Store}
 
 use super::Global;
 use super::output::{Printer, clip};
-use crate::units::{format_size, parse_duration, parse_size};
-use crate::wire::{ComponentDetail, ComponentView, JobTypeView};
+use sluice_shared::units::{format_size, parse_duration, parse_size};
+use sluice_wire::{ComponentDetail, ComponentView, JobTypeView};
 
 #[derive(Debug, Subcommand)]
 pub enum ComponentCommand {
@@ -138,7 +138,7 @@ pub async fn run_component(
                 name,
                 version,
                 max_size,
-                cache_dir: cache_dir.unwrap_or_else(crate::registration::default_cache_dir),
+                cache_dir: cache_dir.unwrap_or_else(sluice_shared::registration::default_cache_dir),
             };
             super::push::push(store, global, printer, args).await?;
         }
@@ -177,7 +177,7 @@ pub async fn run_component(
                 ("id", record.id.to_string()),
                 ("sha256", record.sha256.clone()),
                 ("size", format_size(record.size as u64)),
-                ("contract", crate::wire::contract_label(record.contract)),
+                ("contract", sluice_wire::contract_label(record.contract)),
                 ("uploaded", record.created_at.to_rfc3339()),
                 (
                     "job types",
@@ -242,7 +242,7 @@ pub async fn run_types(
                 ..JobTypeSpec::new(global.tenant.clone(), args.name, component.id)
             };
             let record =
-                crate::grants::set_job_type(store, spec, "--allow-http", &networks).await?;
+                sluice_shared::grants::set_job_type(store, spec, "--allow-http", &networks).await?;
             print_type(printer, record, &component);
         }
         TypesCommand::Show { name } => {

@@ -1,6 +1,6 @@
 //! `sluice enqueue`: one job from flags, or many from a JSON-lines file (`--bulk`).
-//! `--json` prints `crate::wire::BatchItem` (`{"id", "created"}`) or
-//! `crate::wire::BulkEnqueued`.
+//! `--json` prints `sluice_wire::BatchItem` (`{"id", "created"}`) or
+//! `sluice_wire::BulkEnqueued`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -11,8 +11,8 @@ use sluice_store::{Enqueued, KeyScope, NewJob, RunAt, Store};
 
 use super::output::Printer;
 use super::{Global, read_file};
-use crate::units::parse_duration;
-use crate::wire::{BatchItem, BulkEnqueued};
+use sluice_shared::units::parse_duration;
+use sluice_wire::{BatchItem, BulkEnqueued};
 
 /// Rows sent per round-trip by `--bulk`.
 const BULK_CHUNK: usize = 5_000;

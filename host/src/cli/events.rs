@@ -11,7 +11,7 @@ use clap::Subcommand;
 use sluice_store::Store;
 
 use super::output::Printer;
-use crate::wire::webhooks::{EventAccepted, event_label, payload_text};
+use sluice_wire::webhooks::{EventAccepted, event_label, payload_text};
 
 #[derive(Debug, Subcommand)]
 pub enum EventsCommand {

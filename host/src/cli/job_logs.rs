@@ -3,13 +3,13 @@
 //!
 //! Owns the rendering of stored logs for people (a header per attempt, the log, and
 //! `… 12,345 bytes dropped` when the cap cut it) and for scripts (`--json`:
-//! `crate::wire::JobLogs`, each attempt as `GET /v1/jobs/{id}/attempts/{n}/logs` shows it). Must not
+//! `sluice_wire::JobLogs`, each attempt as `GET /v1/jobs/{id}/attempts/{n}/logs` shows it). Must not
 //! read logs of another tenant's job: every store call is scoped by the tenant.
 
 use sluice_store::{AttemptLogRecord, Store};
 
 use super::output::Printer;
-use crate::wire::{AttemptLogView, JobLogs};
+use sluice_wire::{AttemptLogView, JobLogs};
 
 pub async fn run(
     store: &Store,

@@ -1,5 +1,5 @@
 //! `sluice jobs list|show|attempts|logs|cancel|retry`: inspecting and steering jobs of one
-//! tenant (`logs` renders in `job_logs.rs`). `--json` prints the views of `crate::wire`:
+//! tenant (`logs` renders in `job_logs.rs`). `--json` prints the views of `sluice_wire`:
 //! `show` the object of `GET /v1/jobs/{id}`, `attempts` the array of
 //! `GET /v1/jobs/{id}/attempts`.
 
@@ -8,7 +8,7 @@ use sluice_store::{AttemptRecord, CancelResult, JobFilter, JobState, JobSummary,
 
 use super::Global;
 use super::output::{Printer, clip, render_table};
-use crate::wire::{AttemptView, JobListItem, JobView};
+use sluice_wire::{AttemptView, JobListItem, JobView};
 
 #[derive(Debug, Subcommand)]
 pub enum JobsCommand {

@@ -64,7 +64,7 @@ impl Global {
     /// The secrets keys (`--secrets-key-file`, `SLUICE_SECRETS_KEY`, previous keys);
     /// `None` when no key is given.
     pub fn keyring(&self) -> anyhow::Result<Option<sluice_secrets::Keyring>> {
-        crate::secrets::load_keyring(
+        sluice_shared::secrets::load_keyring(
             self.secrets_key_file.as_deref(),
             &self.secrets_old_key_files,
         )

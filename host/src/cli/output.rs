@@ -1,5 +1,5 @@
 //! How the CLI prints: aligned tables for people, JSON for scripts (`--json`). The JSON
-//! is always a view of `crate::wire` (the objects the HTTP API answers with), never a
+//! is always a view of `sluice_wire` (the objects the HTTP API answers with), never a
 //! store row. Formatting only; it never decides what to print.
 
 use serde::Serialize;

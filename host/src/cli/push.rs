@@ -19,8 +19,8 @@ use sluice_store::{NewComponent, Store};
 
 use super::Global;
 use super::output::Printer;
-use crate::units::format_size;
-use crate::wire::PushedComponent;
+use sluice_shared::units::format_size;
+use sluice_wire::PushedComponent;
 
 pub struct PushArgs {
     pub file: PathBuf,

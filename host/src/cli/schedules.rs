@@ -1,6 +1,6 @@
 //! `sluice schedules create|list|show|pause|resume|delete`: cron schedules of one tenant.
 //! Parsing and printing only; validation and firing live in the store. `--json` prints
-//! `crate::wire::ScheduleView`, what `/v1/schedules` answers.
+//! `sluice_wire::ScheduleView`, what `/v1/schedules` answers.
 
 use std::time::Duration;
 
@@ -10,8 +10,8 @@ use sluice_store::{CatchUp, DEFAULT_MAX_CATCH_UP, NewSchedule, ScheduleRecord, S
 use super::Global;
 use super::enqueue::parse_priority;
 use super::output::Printer;
-use crate::units::parse_duration;
-use crate::wire::ScheduleView;
+use sluice_shared::units::parse_duration;
+use sluice_wire::ScheduleView;
 
 #[derive(Debug, Subcommand)]
 pub enum SchedulesCommand {

@@ -3,8 +3,8 @@
 //! `--from-file`, never from an argument (process arguments are visible to every user of
 //! the machine); it is never printed.
 //!
-//! Thin: [`crate::secrets`] validates, seals and rotates; the store writes. `--json`
-//! prints the views of `crate::wire::secrets`.
+//! Thin: [`sluice_shared::secrets`] validates, seals and rotates; the store writes. `--json`
+//! prints the views of `sluice_wire::secrets`.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -14,9 +14,9 @@ use clap::Subcommand;
 use sluice_store::{Store, StoreError};
 
 use super::output::Printer;
-use crate::secrets::{self as host_secrets, DEFAULT_ROTATE_BATCH, SetSecretError};
-use crate::units::format_size;
-use crate::wire::{RotateKeyView, RotatedKindView, SecretView};
+use sluice_shared::secrets::{self as host_secrets, DEFAULT_ROTATE_BATCH, SetSecretError};
+use sluice_shared::units::format_size;
+use sluice_wire::{RotateKeyView, RotatedKindView, SecretView};
 
 #[derive(Debug, Subcommand)]
 pub enum SecretsCommand {

@@ -1,5 +1,5 @@
 //! `sluice serve`: the HTTP API on one address until SIGTERM/SIGINT, then finish the
-//! requests in flight. Everything else is in `crate::serve` (the API is `crate::http`).
+//! requests in flight. Everything else is in `sluice_http::serve` (the API is `sluice_http::api`).
 
 use std::net::SocketAddr;
 
@@ -8,9 +8,9 @@ use sluice_sandbox::{EgressConfig, Sandbox, SandboxConfig};
 use sluice_store::Store;
 use tracing::info;
 
-use crate::app_state::{AppState, ServeConfig};
-use crate::serve;
-use crate::units::{parse_duration, parse_size};
+use sluice_http::app_state::{AppState, ServeConfig};
+use sluice_http::serve;
+use sluice_shared::units::{parse_duration, parse_size};
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {

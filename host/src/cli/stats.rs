@@ -1,13 +1,13 @@
 //! `sluice stats`: queue depth per state and job type, the oldest ready job's age,
 //! running and dead counts, and lease expirations of the last hour. Prints what
-//! [`Store::stats`] returns; `--json` prints it as `crate::wire::StatsView` (what
+//! [`Store::stats`] returns; `--json` prints it as `sluice_wire::StatsView` (what
 //! `GET /v1/stats` answers).
 
 use sluice_store::{Stats, Store};
 
 use super::Global;
 use super::output::{Printer, render_table};
-use crate::wire::StatsView;
+use sluice_wire::StatsView;
 
 #[derive(Debug, clap::Args)]
 pub struct StatsArgs {

@@ -1,7 +1,7 @@
 //! `sluice tenants create|list|show|limits|egress|max-running` and `sluice tenants token
 //! create|list|revoke`: tenants, their caps and their API tokens. A token is printed once,
 //! at creation; the database keeps only its SHA-256. `--json` prints the views of
-//! `crate::wire` (`show`: what `GET /v1/tenants/{id}` answers).
+//! `sluice_wire` (`show`: what `GET /v1/tenants/{id}` answers).
 
 use std::time::Duration;
 
@@ -10,8 +10,8 @@ use clap::Subcommand;
 use sluice_store::{Store, TenantLimits, TenantRecord};
 
 use super::output::Printer;
-use crate::units::{format_size, parse_duration, parse_size};
-use crate::wire::{NewTokenView, TenantView, TokenView};
+use sluice_shared::units::{format_size, parse_duration, parse_size};
+use sluice_wire::{NewTokenView, TenantView, TokenView};
 
 #[derive(Debug, Subcommand)]
 pub enum TenantsCommand {
@@ -308,7 +308,8 @@ pub async fn run(
             let record = if unbounded {
                 store.set_tenant_egress(&id, None).await?
             } else if deny_all || !allow.is_empty() {
-                let bound = crate::grants::normalise("--allow", &allow, &global.networks()?)?;
+                let bound =
+                    sluice_shared::grants::normalise("--allow", &allow, &global.networks()?)?;
                 store.set_tenant_egress(&id, Some(&bound)).await?
             } else {
                 store.get_tenant(&id).await?.ok_or_else(|| {

@@ -3,7 +3,7 @@
 //! (docs/webhooks.md). `create` and `rotate-secret` print the signing secret,
 //! once; nothing else ever does. `--json` prints the same objects as the HTTP API.
 //!
-//! Thin: `crate::webhooks` makes and seals secrets, the store checks every field and
+//! Thin: `sluice_shared::webhooks` makes and seals secrets, the store checks every field and
 //! scopes every statement by the tenant. Must not: send anything (the worker delivers),
 //! or print a secret anywhere but `create` and `rotate-secret`.
 
@@ -12,9 +12,9 @@ use clap::{ArgGroup, Args, Subcommand};
 use sluice_store::{EndpointUpdate, NewEndpoint, Store, parse_endpoint_id};
 
 use super::output::{Printer, clip};
-use crate::units::parse_duration;
-use crate::webhooks::{self as hooks, EndpointError};
-use crate::wire::webhooks::{
+use sluice_shared::units::parse_duration;
+use sluice_shared::webhooks::{self as hooks, EndpointError};
+use sluice_wire::webhooks::{
     DeliveryView, EndpointView, Redelivered, TestSent, default_schedule_text, endpoint_label,
     event_label, grace, test_payload,
 };
@@ -127,7 +127,7 @@ fn keyed_error(verb: &str, e: EndpointError) -> anyhow::Error {
     match e {
         EndpointError::NoKey => anyhow::anyhow!(
             "webhooks {verb} needs the secrets key to seal the signing secret: pass --secrets-key-file PATH or set {} (docs/secrets.md)",
-            crate::secrets::KEY_ENV
+            sluice_shared::secrets::KEY_ENV
         ),
         other => other.into(),
     }

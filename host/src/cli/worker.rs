@@ -12,10 +12,10 @@ use sluice_store::{Store, WorkerKind};
 
 use super::output::Printer;
 use crate::host::{Host, HostConfig};
-use crate::registration;
-use crate::services::reaper::ReaperConfig;
-use crate::units::parse_duration;
-use crate::worker::{IdlePolicy, Listen, Prefetch, ShutdownTimeouts, WorkerConfig};
+use sluice_shared::registration;
+use sluice_shared::units::parse_duration;
+use sluice_worker::services::reaper::ReaperConfig;
+use sluice_worker::{IdlePolicy, Listen, Prefetch, ShutdownTimeouts, WorkerConfig};
 
 #[derive(Debug, clap::Args)]
 pub struct WorkerArgs {
@@ -141,7 +141,7 @@ pub async fn run(
             .and_then(|n| u32::try_from(n).ok())
             .context("--concurrency plus --spare-slots is too large: give fewer (each is a sandbox instance)")?,
         guest_threads: args.guest_threads.map_or_else(
-            || crate::worker::default_guest_threads(crate::worker::cpus(), store.server_is_on_this_machine()),
+            || sluice_worker::default_guest_threads(sluice_worker::cpus(), store.server_is_on_this_machine()),
             usize::from,
         ),
         cache_dir: Some(

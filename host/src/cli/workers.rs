@@ -1,13 +1,13 @@
 //! `sluice workers list`: the worker registry (every `sluice worker` and `sluice
 //! scheduler` that ran against this database, with its state). Printing only; what
 //! running, lost and stopped mean is the store's (read against the database clock).
-//! `--json` prints `crate::wire::WorkerView`s (what `GET /v1/workers` answers).
+//! `--json` prints `sluice_wire::WorkerView`s (what `GET /v1/workers` answers).
 
 use clap::Subcommand;
 use sluice_store::{Store, WorkerRecord};
 
 use super::output::Printer;
-use crate::wire::WorkerView;
+use sluice_wire::WorkerView;
 
 #[derive(Debug, Subcommand)]
 pub enum WorkersCommand {

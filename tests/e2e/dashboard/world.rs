@@ -1,5 +1,5 @@
 //! The world the dashboard scenarios start from and the contract-level browser steps:
-//! the real API (`sluice::serve::app`, which serves `/ui`) in-process on 127.0.0.1 over
+//! the real API (`sluice_http::serve::app`, which serves `/ui`) in-process on 127.0.0.1 over
 //! the test's database, two tenants with the same job types (short backoffs), their
 //! tokens, jobs, and the real `sluice worker` binary to run them; plus signing in and
 //! out and reading the jobs table by the ids `/tmp/plan/dashboard-contract.md` names.

@@ -60,12 +60,12 @@ fn error_body(answer: &str) -> serde_json::Value {
 async fn a_declared_body_over_the_routes_limit_is_refused_before_it_is_read(pool: PgPool) {
     let api = Api::start_with(
         &pool,
-        sluice::http::ServeConfig {
+        sluice_http::app_state::ServeConfig {
             admin_token: Some(ENV_ADMIN_TOKEN.into()),
             max_request_body: MAX_REQUEST_BODY,
             default_max_component_bytes: 8 << 20,
             body_timeout: Duration::from_secs(600),
-            ..sluice::http::ServeConfig::default()
+            ..sluice_http::app_state::ServeConfig::default()
         },
     )
     .await;

@@ -36,10 +36,10 @@ async fn the_curl_examples_of_the_http_doc_run_and_answer_as_documented(pool: Pg
     let key = sluice_secrets::SecretKey::generate().unwrap();
     let api = Api::start_with(
         &pool,
-        sluice::http::ServeConfig {
+        sluice_http::app_state::ServeConfig {
             admin_token: Some(crate::support::http::ENV_ADMIN_TOKEN.into()),
             secrets: Some(sluice_secrets::Keyring::new(key, Vec::new())),
-            ..sluice::http::ServeConfig::default()
+            ..sluice_http::app_state::ServeConfig::default()
         },
     )
     .await;

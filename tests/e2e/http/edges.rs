@@ -263,10 +263,10 @@ async fn read_to_close(stream: &mut tokio::net::TcpStream) -> String {
 async fn a_stalled_request_body_is_answered_408(pool: PgPool) {
     let api = Api::start_with(
         &pool,
-        sluice::http::ServeConfig {
+        sluice_http::app_state::ServeConfig {
             admin_token: Some(ENV_ADMIN_TOKEN.into()),
             body_timeout: Duration::from_millis(200),
-            ..sluice::http::ServeConfig::default()
+            ..sluice_http::app_state::ServeConfig::default()
         },
     )
     .await;
@@ -307,14 +307,14 @@ async fn a_stalled_request_head_is_closed(pool: PgPool) {
         ..sluice_sandbox::SandboxConfig::default()
     })
     .unwrap();
-    let app = sluice::serve::app(sluice::http::AppState::new(
+    let app = sluice_http::serve::app(sluice_http::app_state::AppState::new(
         store,
         sandbox,
-        sluice::http::ServeConfig::default(),
+        sluice_http::app_state::ServeConfig::default(),
     ));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
-    let server = tokio::spawn(sluice::serve::serve_with(
+    let server = tokio::spawn(sluice_http::serve::serve_with(
         listener,
         app,
         Duration::from_millis(200),

@@ -126,10 +126,10 @@ async fn the_openapi_document_lists_every_route_the_router_serves(pool: PgPool) 
 async fn metrics_auth_lets_only_admin_tokens_scrape(pool: PgPool) {
     let api = Api::start_with(
         &pool,
-        sluice::http::ServeConfig {
+        sluice_http::app_state::ServeConfig {
             admin_token: Some(crate::support::http::ENV_ADMIN_TOKEN.into()),
             metrics_require_admin: true,
-            ..sluice::http::ServeConfig::default()
+            ..sluice_http::app_state::ServeConfig::default()
         },
     )
     .await;

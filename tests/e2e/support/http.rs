@@ -1,10 +1,10 @@
-//! The real HTTP API (`sluice::serve::app`) served in-process on an ephemeral port over
+//! The real HTTP API (`sluice_http::serve::app`) served in-process on an ephemeral port over
 //! the test's own database, with helpers to create tenants, tokens and job types.
 #![allow(dead_code)]
 
 use reqwest::{Method, RequestBuilder, Response};
-use sluice::http::{AppState, ServeConfig};
-use sluice::serve;
+use sluice_http::app_state::{AppState, ServeConfig};
+use sluice_http::serve;
 use sluice_sandbox::{Sandbox, SandboxConfig};
 use sluice_store::{Store, TenantLimits};
 use sqlx::PgPool;

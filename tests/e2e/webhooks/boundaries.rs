@@ -34,7 +34,7 @@ async fn another_tenant_can_neither_reach_nor_receive_these_deliveries(pool: PgP
         rotate_secret(s, Some(&ctx.keyring), "beta", ep, Duration::ZERO)
             .await
             .map_err(|e| match e {
-                sluice::webhooks::EndpointError::Store(e) => e,
+                sluice_shared::webhooks::EndpointError::Store(e) => e,
                 other => panic!("{other}"),
             })
             .map(|_| ())

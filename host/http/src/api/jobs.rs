@@ -1,0 +1,249 @@
+//! Job endpoints: enqueue (one or a batch), read (a job, its attempts), list, cancel,
+//! retry. Each handler
+//! checks the caller's rate where it enqueues, calls one or two store methods scoped by
+//! `caller.tenant`, and shapes the answer. Another tenant's job is a 404 like a missing
+//! one, because the store's lookup is scoped by tenant.
+//!
+//! Must not: decide duplicates (the store's unique index does) or touch SQL.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use sluice_store::{JobFilter, JobState};
+
+use super::auth::Caller;
+use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
+use super::job_views::{BatchRequest, EnqueueRequest, ListParams};
+use super::state::AppState;
+use super::validate;
+use sluice_wire::{AttemptView, BatchItem, BatchResponse, JobListItem, JobPage, JobView};
+
+/// Most jobs one `POST /v1/jobs:batch` may carry.
+pub const MAX_BATCH: usize = 1000;
+
+async fn load(state: &AppState, caller: &Caller, id: i64) -> Result<JobView, ApiError> {
+    state
+        .store()
+        .get(Some(&caller.tenant), id)
+        .await?
+        .map(JobView::from)
+        .ok_or_else(|| ApiError::not_found(format!("job {id} not found")))
+}
+
+/// Enqueue a job.
+#[utoipa::path(
+    post, path = "/v1/jobs", tag = "jobs",
+    request_body = EnqueueRequest,
+    responses(
+        (status = 201, description = "Created", body = JobView),
+        (status = 200, description = "Duplicate idempotency key: the existing job", body = JobView),
+        (status = 400, description = "Malformed JSON or field (the message names it)", body = ErrorBody),
+        (status = 401, description = "Missing, unknown or revoked token", body = ErrorBody),
+        (status = 404, description = "Unknown job type", body = ErrorBody),
+        (status = 413, description = "Payload over the tenant's limit", body = ErrorBody),
+        (status = 429, description = "Over the tenant's enqueue rate (see Retry-After)", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn enqueue(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiJson(request): ApiJson<EnqueueRequest>,
+) -> Result<(StatusCode, Json<JobView>), ApiError> {
+    let job = request.into_new_job(&caller.tenant, "")?;
+    caller.take_enqueue_tokens(&state, 1)?;
+    let enqueued = state.store().enqueue(&job).await?;
+    if enqueued.created {
+        state.metrics().job_enqueued(&caller.tenant, &job.job_type);
+    }
+    let view = load(&state, &caller, enqueued.id).await?;
+    let status = if enqueued.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(view)))
+}
+
+/// Enqueue many jobs in one call: all of them or none.
+#[utoipa::path(
+    post, path = "/v1/jobs:batch", tag = "jobs",
+    request_body = BatchRequest,
+    responses(
+        (status = 200, description = "Every job enqueued (or found by its idempotency key), in request order", body = BatchResponse),
+        (status = 400, description = "Malformed JSON or field (the message names it, e.g. jobs[3].priority)", body = ErrorBody),
+        (status = 401, description = "Missing, unknown or revoked token", body = ErrorBody),
+        (status = 404, description = "Unknown job type", body = ErrorBody),
+        (status = 413, description = "A payload over the tenant's limit", body = ErrorBody),
+        (status = 429, description = "Over the tenant's enqueue rate (see Retry-After)", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn enqueue_batch(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiJson(request): ApiJson<BatchRequest>,
+) -> Result<Json<BatchResponse>, ApiError> {
+    if request.jobs.is_empty() || request.jobs.len() > MAX_BATCH {
+        return Err(ApiError::bad_request(format!(
+            "invalid jobs: send 1 to {MAX_BATCH} jobs per batch, got {}",
+            request.jobs.len()
+        )));
+    }
+    let jobs = request
+        .jobs
+        .into_iter()
+        .enumerate()
+        .map(|(i, job)| job.into_new_job(&caller.tenant, &format!("jobs[{i}].")))
+        .collect::<Result<Vec<_>, _>>()?;
+    caller.take_enqueue_tokens(&state, jobs.len())?;
+    let results = state.store().enqueue_many(&jobs).await?;
+    for (job, result) in jobs.iter().zip(&results) {
+        if result.created {
+            state.metrics().job_enqueued(&caller.tenant, &job.job_type);
+        }
+    }
+    Ok(Json(BatchResponse {
+        jobs: results.into_iter().map(BatchItem::from).collect(),
+    }))
+}
+
+/// One job with its payload and output.
+#[utoipa::path(
+    get, path = "/v1/jobs/{id}", tag = "jobs",
+    params(("id" = i64, Path, description = "Job id")),
+    responses(
+        (status = 200, body = JobView),
+        (status = 401, body = ErrorBody),
+        (status = 404, description = "No such job for this tenant", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn get_job(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<JobView>, ApiError> {
+    Ok(Json(load(&state, &caller, id).await?))
+}
+
+/// Every attempt of one job, oldest first: worker, start, end, outcome, error, fuel.
+#[utoipa::path(
+    get, path = "/v1/jobs/{id}/attempts", tag = "jobs",
+    params(("id" = i64, Path, description = "Job id")),
+    responses(
+        (status = 200, description = "Its attempts, oldest first (the JSON of `sluice jobs attempts ID --json`)", body = Vec<AttemptView>),
+        (status = 401, body = ErrorBody),
+        (status = 404, description = "No such job for this tenant", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn list_attempts(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<Vec<AttemptView>>, ApiError> {
+    let store = state.store();
+    let attempts = store.attempts(Some(&caller.tenant), id).await?;
+    if attempts.is_empty() && store.get(Some(&caller.tenant), id).await?.is_none() {
+        return Err(ApiError::not_found(format!("job {id} not found")));
+    }
+    Ok(Json(attempts.into_iter().map(AttemptView::from).collect()))
+}
+
+/// Jobs of the tenant, newest first, one page at a time (keyset cursor).
+#[utoipa::path(
+    get, path = "/v1/jobs", tag = "jobs",
+    params(ListParams),
+    responses(
+        (status = 200, body = JobPage),
+        (status = 400, description = "Unknown state, bad cursor or limit", body = ErrorBody),
+        (status = 401, body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn list_jobs(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiQuery(params): ApiQuery<ListParams>,
+) -> Result<Json<JobPage>, ApiError> {
+    validate::text_opt("type", params.job_type.as_deref())?;
+    let job_state = params
+        .state
+        .as_deref()
+        .map(str::parse::<JobState>)
+        .transpose()
+        .map_err(|e| ApiError::bad_request(format!("invalid state: {e}")))?;
+    let after = params
+        .cursor
+        .as_deref()
+        .map(|c| {
+            c.parse::<i64>().map_err(|_| {
+                ApiError::bad_request(format!(
+                    "invalid cursor: {c:?} is not a cursor; pass next_cursor from the previous page"
+                ))
+            })
+        })
+        .transpose()?;
+    let limit = params.limit.unwrap_or(100);
+    let jobs = state
+        .store()
+        .list(&JobFilter {
+            tenant: Some(caller.tenant.clone()),
+            state: job_state,
+            job_type: params.job_type,
+            parent: params.parent,
+            after,
+            limit,
+        })
+        .await?;
+    let next_cursor = (jobs.len() == limit as usize)
+        .then(|| jobs.last().map(|j| j.id.to_string()))
+        .flatten();
+    Ok(Json(JobPage {
+        jobs: jobs.into_iter().map(JobListItem::from).collect(),
+        next_cursor,
+    }))
+}
+
+/// Cancel a pending job, or ask a running one to stop.
+#[utoipa::path(
+    post, path = "/v1/jobs/{id}/cancel", tag = "jobs",
+    params(("id" = i64, Path, description = "Job id")),
+    responses(
+        (status = 200, description = "Cancelled, or (running) cancel requested", body = JobView),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "The job is already finished", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn cancel_job(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<JobView>, ApiError> {
+    state.store().cancel(Some(&caller.tenant), id).await?;
+    Ok(Json(load(&state, &caller, id).await?))
+}
+
+/// Run a dead or cancelled job again, with fresh attempts.
+#[utoipa::path(
+    post, path = "/v1/jobs/{id}/retry", tag = "jobs",
+    params(("id" = i64, Path, description = "Job id")),
+    responses(
+        (status = 200, description = "Back to pending", body = JobView),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "The job is not dead or cancelled", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn retry_job(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<JobView>, ApiError> {
+    state.store().retry(Some(&caller.tenant), id).await?;
+    Ok(Json(load(&state, &caller, id).await?))
+}

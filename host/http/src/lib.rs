@@ -1,0 +1,61 @@
+//! `sluice-http`: what `sluice serve` serves — the HTTP API (`api`), the dashboard under
+//! `/ui` (`ui`), `GET /metrics` (`scrape`) — and the connection loop (`serve`).
+//!
+//! Owns: routes, request parsing, authentication, sessions, pages and the OpenAPI
+//! document. Must not: run jobs (it does not depend on `sluice-worker`), speak SQL (every
+//! read and write is a `sluice_store::Store` call) or touch wasmtime beyond validating an
+//! upload through `sluice_sandbox::Sandbox`. The JSON it answers is `sluice_wire`'s.
+//!
+//! Modules import downward only, through these layers, top first (a module imports from
+//! its own layer and those below, never in a circle; `tests` below checks):
+//! 1. `serve`: the API, the dashboard and `/metrics` in one app, and the server
+//! 2. `api`, `ui`: the HTTP API and the dashboard, which import neither each other
+//! 3. `app_state`, `scrape`: the state both share, and the metrics endpoint
+
+pub mod api;
+pub mod app_state;
+pub mod scrape;
+pub mod serve;
+pub mod ui;
+
+#[cfg(test)]
+#[path = "../../store/tests/it/module_graph.rs"]
+mod module_graph;
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::module_graph::{ModuleGraph, Sources, folders, read_sources};
+
+    fn sources() -> Sources {
+        read_sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+    }
+
+    /// The layers of the crate comment hold; the API and the dashboard import neither
+    /// each other.
+    #[test]
+    fn modules_import_downward_only() {
+        let graph = ModuleGraph::of_folder(&sources(), "");
+        assert_eq!(graph.layers.len(), 3, "lib.rs declares its layers");
+        assert_eq!(graph.problems(), Vec::<String>::new());
+        let across: Vec<_> = graph
+            .edges
+            .keys()
+            .filter(|(from, to)| (from == "api" && to == "ui") || (from == "ui" && to == "api"))
+            .collect();
+        assert!(
+            across.is_empty(),
+            "the API and the dashboard import each other: {across:?}"
+        );
+    }
+
+    #[test]
+    fn no_folder_has_an_import_circle() {
+        let sources = sources();
+        for folder in folders(&sources).iter().filter(|f| !f.is_empty()) {
+            let problems = ModuleGraph::of_folder(&sources, folder).problems();
+            assert_eq!(problems, Vec::<String>::new(), "in {folder}/");
+        }
+    }
+}
