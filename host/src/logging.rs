@@ -14,8 +14,6 @@ use tracing_subscriber::filter::{EnvFilter, filter_fn};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-use crate::cli::LogFormat;
-
 /// The directive used when `SLUICE_LOG` is unset or invalid.
 pub const DEFAULT_DIRECTIVE: &str = "warn,sluice=info";
 
@@ -56,6 +54,13 @@ fn within(target: &str, module: &str) -> bool {
     target
         .strip_prefix(module)
         .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+}
+
+/// How log lines are written: `--log-format pretty` (text) or `json`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum LogFormat {
+    Pretty,
+    Json,
 }
 
 /// Installs the global subscriber: `SLUICE_LOG` (else [`DEFAULT_DIRECTIVE`]), then

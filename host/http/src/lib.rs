@@ -8,7 +8,7 @@
 //!
 //! Modules import downward only, through these layers, top first (a module imports from
 //! its own layer and those below, never in a circle; `tests` below checks):
-//! 1. `serve`: the API, the dashboard and `/metrics` in one app, and the server
+//! 1. `serve`: the API, the dashboard and the metrics endpoint in one app, and the server
 //! 2. `api`, `ui`: the HTTP API and the dashboard, which import neither each other
 //! 3. `app_state`, `scrape`: the state both share, and the metrics endpoint
 

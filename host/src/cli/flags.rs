@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, builder::EnumValueParser, value_parser};
 
-use super::LogFormat;
+use crate::logging::LogFormat;
 
 /// The values of the shared flags for this invocation (defaults where a verb does not
 /// take a flag: no database, tenant `default`, tables, pretty logs, no networks or keys).

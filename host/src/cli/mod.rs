@@ -71,12 +71,6 @@ impl Global {
     }
 }
 
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-pub enum LogFormat {
-    Pretty,
-    Json,
-}
-
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create or update the schema (a no-op when it is current); ensures tenant `default`.
