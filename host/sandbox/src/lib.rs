@@ -24,6 +24,9 @@
 //! 5. `store` (`HostState`, per-attempt policy, the linker), `validate`, `component`
 //!    (cache, `TaskComponent`), `run` (attempt + outcome mapping), `sandbox` (front door).
 //!
+//! Test-only: `wit_versions` reads `wit/` and tests its versioning rule against
+//! `contract`'s tables.
+//!
 //! Knows nothing about Postgres.
 
 mod capabilities;
@@ -50,6 +53,8 @@ mod sandbox;
 mod store;
 mod validate;
 mod wasi_ctx;
+#[cfg(test)]
+mod wit_versions;
 
 pub use capabilities::Grants;
 pub use capabilities::http::{HttpCall, HttpCalls, HttpGrant};
