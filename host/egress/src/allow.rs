@@ -16,7 +16,9 @@ use crate::error::DenyReason;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("allow-list entry `{entry}`: {problem}")]
 pub struct AllowEntryError {
+    /// The entry as given (untrimmed).
     pub entry: String,
+    /// What is wrong with it and, where it helps, what to write instead.
     pub problem: String,
 }
 
@@ -24,13 +26,17 @@ pub struct AllowEntryError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("allow-list entry `{entry}` is outside the bound")]
 pub struct NotCovered {
+    /// The uncovered entry in canonical form (`scheme://host:port`), or `any destination`
+    /// when a list granting every destination is checked against a narrower bound.
     pub entry: String,
 }
 
 /// The scheme of an entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scheme {
+    /// `http`: plain text, default port 80.
     Http,
+    /// `https`: TLS with the URL's host as the server name, default port 443.
     Https,
 }
 
@@ -46,6 +52,7 @@ impl Scheme {
         }
     }
 
+    /// `http` or `https`, lowercase, as written back in entries and error messages.
     pub fn as_str(self) -> &'static str {
         match self {
             Scheme::Http => "http",
@@ -167,6 +174,7 @@ impl AllowEntry {
         Ok(AllowEntry { scheme, host, port })
     }
 
+    /// The scheme the entry permits; an entry never permits the other one.
     pub fn scheme(&self) -> Scheme {
         self.scheme
     }
@@ -352,10 +360,13 @@ impl AllowList {
         })
     }
 
+    /// The parsed entries, in the order given (empty for [`AllowList::any_destination`]).
     pub fn entries(&self) -> &[AllowEntry] {
         &self.entries
     }
 
+    /// Whether the list permits nothing: no entries, and not
+    /// [`AllowList::any_destination`].
     pub fn is_empty(&self) -> bool {
         !self.any && self.entries.is_empty()
     }

@@ -45,6 +45,7 @@ pub struct Grant {
     pub allow: AllowList,
     /// The tenant's bound set by the operator; when present a destination must be in both.
     pub bound: Option<AllowList>,
+    /// The timeouts and body caps of each request sent under this grant.
     pub limits: Limits,
 }
 

@@ -152,7 +152,9 @@ pub struct NetworkPolicy {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("egress network `{input}` is not a CIDR (e.g. 10.1.0.0/16): {detail}")]
 pub struct NetworkParseError {
+    /// The text given, trimmed (one item of `--egress-allow-network`).
     pub input: String,
+    /// Why it is neither a CIDR nor a bare address (the parser's message).
     pub detail: String,
 }
 

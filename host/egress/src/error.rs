@@ -16,19 +16,30 @@ pub enum DenyReason {
     UnsupportedScheme(String),
     /// No allow-list entry names this host (for this scheme).
     #[error("host `{host}` is not on the allow list for {scheme}")]
-    HostNotListed { scheme: String, host: String },
+    HostNotListed {
+        /// The URL's scheme, `http` or `https`.
+        scheme: String,
+        /// The destination host, normalised (lowercase, no trailing dot, no IPv6 brackets).
+        host: String,
+    },
     /// An entry names the host, but not on this port.
     #[error("port {port} of `{host}` is not on the allow list for {scheme}")]
     PortNotListed {
+        /// The URL's scheme, `http` or `https`.
         scheme: String,
+        /// The destination host, normalised (lowercase, no trailing dot, no IPv6 brackets).
         host: String,
+        /// The URL's port (the scheme's default when it names none).
         port: u16,
     },
     /// The job type's list permits it but the tenant's bound (set by the operator) does not.
     #[error("`{scheme}://{host}:{port}` is outside the tenant's egress bound")]
     OutsideBound {
+        /// The URL's scheme, `http` or `https`.
         scheme: String,
+        /// The destination host, normalised (lowercase, no trailing dot, no IPv6 brackets).
         host: String,
+        /// The URL's port (the scheme's default when it names none).
         port: u16,
     },
 }
@@ -64,50 +75,105 @@ pub enum EgressError {
     /// `destination-IP-prohibited`: every address of the destination is on the deny list.
     #[error("egress denied: `{host}` -> {addr} is prohibited ({rule})")]
     DestinationIpProhibited {
+        /// The destination host, normalised (lowercase, no trailing dot, no IPv6 brackets).
         host: String,
+        /// The refused address: the IP literal of the URL, or the first resolved address
+        /// the deny list refused.
         addr: IpAddr,
+        /// The deny-list rule that refused `addr`.
         rule: DenyRule,
     },
     /// `destination-IP-unroutable`: the network or host is unreachable.
     #[error("{addr} is unroutable: {detail}")]
-    DestinationIpUnroutable { addr: SocketAddr, detail: String },
+    DestinationIpUnroutable {
+        /// The last vetted address a connection was tried on.
+        addr: SocketAddr,
+        /// The operating system's connect error.
+        detail: String,
+    },
     /// `DNS-timeout`.
     #[error("DNS lookup of `{host}` timed out")]
-    DnsTimeout { host: String },
+    DnsTimeout {
+        /// The name being resolved (normalised).
+        host: String,
+    },
     /// `DNS-error`: the name did not resolve (or resolved to nothing).
     #[error("DNS lookup of `{host}` failed: {detail}")]
-    DnsError { host: String, detail: String },
+    DnsError {
+        /// The name being resolved (normalised).
+        host: String,
+        /// The resolver's error, or `no addresses`.
+        detail: String,
+    },
     /// `connection-refused`.
     #[error("connection to {addr} refused")]
-    ConnectionRefused { addr: SocketAddr },
+    ConnectionRefused {
+        /// The last vetted address a connection was tried on (refused, reset or not
+        /// permitted).
+        addr: SocketAddr,
+    },
     /// `connection-timeout`: connect/TLS/handshake did not finish in time, or no time was left.
     #[error("connecting to `{host}` timed out")]
-    ConnectionTimeout { host: String },
+    ConnectionTimeout {
+        /// The destination host, normalised (lowercase, no trailing dot, no IPv6 brackets).
+        host: String,
+    },
     /// `connection-read-timeout`: first byte, between bytes, or the attempt deadline.
     #[error("reading from `{host}` timed out ({phase})")]
-    ConnectionReadTimeout { host: String, phase: ReadPhase },
+    ConnectionReadTimeout {
+        /// The destination host, normalised (lowercase, no trailing dot, no IPv6 brackets).
+        host: String,
+        /// Which deadline expired.
+        phase: ReadPhase,
+    },
     /// `connection-terminated`: the peer closed or reset the connection mid-exchange.
     #[error("connection to `{host}` terminated: {detail}")]
-    ConnectionTerminated { host: String, detail: String },
+    ConnectionTerminated {
+        /// The destination host, normalised (lowercase, no trailing dot, no IPv6 brackets).
+        host: String,
+        /// hyper's or the TLS library's description of the failure.
+        detail: String,
+    },
     /// `HTTP-request-URI-invalid`.
     #[error("invalid request URI: {0}")]
     HttpRequestUriInvalid(String),
     /// `HTTP-request-body-size`: the request body exceeds the grant's cap (bytes).
     #[error("request body exceeds the {cap}-byte limit")]
-    HttpRequestBodySize { cap: u64 },
+    HttpRequestBodySize {
+        /// The grant's `max_request_body_bytes`, exceeded by the declared
+        /// `Content-Length`, the body's size hint, or the bytes actually sent.
+        cap: u64,
+    },
     /// `HTTP-response-body-size`: the response body exceeded this cap (bytes).
     #[error("response body exceeds the {0}-byte limit")]
     HttpResponseBodySize(u64),
     /// `TLS-certificate-error`: the server's certificate is not valid for the URL's host.
     #[error("TLS certificate of `{host}` rejected: {detail}")]
-    TlsCertificateError { host: String, detail: String },
-    /// `TLS-protocol-error`.
+    TlsCertificateError {
+        /// The server name checked (the URL's host, normalised).
+        host: String,
+        /// rustls's reason for rejecting the certificate.
+        detail: String,
+    },
+    /// `TLS-protocol-error`: the TLS handshake or session failed for a reason other than
+    /// the certificate.
     #[error("TLS with `{host}` failed: {detail}")]
-    TlsProtocolError { host: String, detail: String },
+    TlsProtocolError {
+        /// The destination host, normalised (lowercase, no trailing dot, no IPv6 brackets).
+        host: String,
+        /// rustls's description of the failure.
+        detail: String,
+    },
     /// `HTTP-protocol-error`: the peer spoke malformed HTTP/1.
     #[error("HTTP protocol error with `{host}`: {detail}")]
-    HttpProtocolError { host: String, detail: String },
-    /// `internal-error`.
+    HttpProtocolError {
+        /// The destination host, normalised (lowercase, no trailing dot, no IPv6 brackets).
+        host: String,
+        /// hyper's description of what was malformed.
+        detail: String,
+    },
+    /// `internal-error`: a failure of the host, not of the destination (the message says
+    /// what).
     #[error("internal egress error: {0}")]
     InternalError(String),
 }

@@ -15,6 +15,8 @@
 //! It must not depend on wasmtime, SQL or the metrics registry: grants come from the
 //! caller, errors are mapped by the caller, metrics use [`EgressError::outcome`].
 
+#![warn(missing_docs)]
+
 mod allow;
 mod body;
 mod connector;

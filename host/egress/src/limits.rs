@@ -39,8 +39,11 @@ impl Default for Limits {
 /// Timeouts the guest asked for (`wasi:http` `request-options`); `None` = no preference.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RequestTimeouts {
+    /// `connect-timeout`: capped by [`Limits::connect_timeout`].
     pub connect: Option<Duration>,
+    /// `first-byte-timeout`: capped by [`Limits::first_byte_timeout`].
     pub first_byte: Option<Duration>,
+    /// `between-bytes-timeout`: capped by [`Limits::between_bytes_timeout`].
     pub between_bytes: Option<Duration>,
 }
 

@@ -15,6 +15,9 @@ pub type LookupFuture<'a> = Pin<Box<dyn Future<Output = io::Result<Vec<SocketAdd
 /// Resolves `(host, port)` to socket addresses. `host` is a normalised DNS name, never an
 /// IP literal (the connector handles those itself).
 pub trait Resolver: Send + Sync + 'static {
+    /// Every address of `host`, each with `port`; an error or an empty list means the
+    /// name does not resolve (the connector reports `DNS-error`). The connector bounds the
+    /// wait with its DNS timeout.
     fn lookup<'a>(&'a self, host: &'a str, port: u16) -> LookupFuture<'a>;
 }
 
@@ -35,6 +38,8 @@ pub struct StaticResolver {
 }
 
 impl StaticResolver {
+    /// A resolver that knows no name: every lookup fails until [`StaticResolver::with`]
+    /// adds one.
     pub fn new() -> Self {
         Self::default()
     }

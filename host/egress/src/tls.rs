@@ -11,12 +11,17 @@ use rustls_pki_types::pem::PemObject;
 /// Extra root certificates that could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum TlsConfigError {
+    /// The PEM does not parse (the parser's message); check the file given as extra roots.
     #[error("extra root CA PEM is unreadable: {0}")]
     Pem(String),
+    /// The PEM parses but holds no `CERTIFICATE` block (a key file given by mistake?).
     #[error("extra root CA PEM contains no certificate")]
     NoCertificate,
+    /// A certificate in the PEM cannot be a trust anchor (rustls's reason).
     #[error("extra root CA rejected: {0}")]
     BadRoot(rustls::Error),
+    /// rustls refused the client configuration itself (no usable protocol version with
+    /// the ring provider); not caused by the operator's input.
     #[error("TLS configuration failed: {0}")]
     Config(rustls::Error),
 }

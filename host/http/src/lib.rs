@@ -12,6 +12,8 @@
 //! 2. `api`, `ui`: the HTTP API and the dashboard, which import neither each other
 //! 3. `app_state`, `scrape`: the state both share, and the metrics endpoint
 
+#![warn(missing_docs)]
+
 pub mod api;
 pub mod app_state;
 pub mod scrape;

@@ -29,6 +29,8 @@
 //!
 //! Knows nothing about Postgres.
 
+#![warn(missing_docs)]
+
 mod capabilities;
 mod component;
 mod config;

@@ -31,12 +31,26 @@ impl fmt::Debug for SecretKey {
 /// Key material that is not a key, naming where it came from (a flag or a variable).
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {
+    /// The text is not 64 hex characters of random bytes; the message says how to make a
+    /// key.
     #[error(
         "{origin}: not a secrets key: {problem} (expected 64 hex characters, 32 random bytes; make one with `openssl rand -hex 32`)"
     )]
-    Malformed { origin: String, problem: String },
+    Malformed {
+        /// The flag or variable the text came from, as passed to [`SecretKey::parse`].
+        origin: String,
+        /// What is wrong with the text (its length, a non-hex character), never the text.
+        problem: String,
+    },
+    /// No key could be made at all ([`SecretKey::generate`]: the operating system's
+    /// random source failed).
     #[error("{origin}: {problem}")]
-    Unusable { origin: String, problem: String },
+    Unusable {
+        /// What was making the key (`generate`).
+        origin: String,
+        /// Why it failed (the random source's own error).
+        problem: String,
+    },
 }
 
 impl SecretKey {

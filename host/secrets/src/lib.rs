@@ -10,6 +10,8 @@
 //! tests use it. Must not: speak SQL, touch wasmtime, log, or let a key or a value reach
 //! a `Debug`/`Display` output.
 
+#![warn(missing_docs)]
+
 mod keys;
 mod seal;
 

@@ -19,8 +19,12 @@ const AAD_TAG: &[u8] = b"sluice-secret/v1";
 /// A sealed value as stored: which key, the nonce, and the ciphertext with its 16-byte tag.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Sealed {
+    /// The id of the key that sealed it ([`SecretKey::id`], 16 hex characters); picks the
+    /// key that opens it.
     pub key_id: String,
+    /// The 96-bit nonce, [`NONCE_LEN`] bytes, fresh for this value.
     pub nonce: Vec<u8>,
+    /// The encrypted value followed by its 16-byte authentication tag.
     pub ciphertext: Vec<u8>,
 }
 
@@ -36,8 +40,12 @@ impl std::fmt::Debug for Sealed {
 /// Why a value could not be sealed.
 #[derive(Debug, thiserror::Error)]
 pub enum SealError {
+    /// No nonce could be drawn: the operating system's random source failed (its message).
+    /// Nothing was sealed; the caller may retry.
     #[error("the operating system's random source failed: {0}")]
     Random(String),
+    /// AES-GCM refused to encrypt: the value exceeds the cipher's limit (about 64 GiB), so
+    /// no secret of an accepted size meets it.
     #[error("encryption failed")]
     Encrypt,
 }
@@ -49,13 +57,21 @@ pub enum OpenError {
     #[error(
         "it is encrypted under key id {key_id}, and this host holds key id(s) {held}: give it that key (--secrets-key-file, or --secrets-old-key-file during a rotation)"
     )]
-    UnknownKey { key_id: String, held: String },
+    UnknownKey {
+        /// The key id stored with the row.
+        key_id: String,
+        /// The key ids this host holds, comma-separated, the current one first.
+        held: String,
+    },
     /// The key is held but the value does not authenticate: the row was altered, or
     /// copied from another tenant or name.
     #[error(
         "it does not authenticate under key id {key_id}: the stored value was altered or copied from another tenant or name; set it again"
     )]
-    Corrupt { key_id: String },
+    Corrupt {
+        /// The key id stored with the row (held by this host).
+        key_id: String,
+    },
     /// The value opened but is not UTF-8 text (it was not sealed by Sluice).
     #[error("its value is not UTF-8 text; set it again")]
     NotText,

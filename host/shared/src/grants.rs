@@ -23,19 +23,31 @@ pub const DEFAULT_MAX_REQUESTS: u32 = 20;
 /// A malformed or out-of-bound allow list, naming the entry.
 #[derive(Debug, thiserror::Error)]
 pub enum AllowListError {
+    /// An entry is not `scheme://host[:port]` (or names a private address no opened network
+    /// covers): fix the entry.
     #[error("{field}: `{entry}` is not a valid destination: {problem}")]
     Malformed {
+        /// The request field the list came in (`allow_http`, `--allow-http`).
         field: &'static str,
+        /// The entry as written.
         entry: String,
+        /// What is wrong with it.
         problem: String,
     },
+    /// The list grants more than the tenant's egress bound: narrow it, or have an operator
+    /// widen the bound.
     #[error(
         "{field}: `{entry}` is outside what tenant `{tenant}` may grant ({bound}); ask an operator to widen it (sluice tenants egress)"
     )]
     OutsideBound {
+        /// The request field the list came in.
         field: &'static str,
+        /// The first entry outside the bound (every entry, joined, when the bound no longer
+        /// parses).
         entry: String,
+        /// The tenant whose bound it is.
         tenant: String,
+        /// The bound's entries, joined with `, `.
         bound: String,
     },
 }
@@ -53,8 +65,11 @@ impl AllowListError {
 /// Why a job type was not registered.
 #[derive(Debug, thiserror::Error)]
 pub enum SetTypeError {
+    /// The allow list is malformed or outside the tenant's bound; nothing was written.
     #[error(transparent)]
     AllowList(#[from] AllowListError),
+    /// The store refused the type (unknown tenant or component, a limit over the tenant's
+    /// caps, a bad secret name) or could not be reached.
     #[error(transparent)]
     Store(#[from] StoreError),
 }

@@ -11,6 +11,8 @@
 //! 1. `webhooks`, `grants`: webhook endpoints and delivery, job-type grants
 //! 2. `metrics`, `secrets`, `registration`, `units`: what those build on
 
+#![warn(missing_docs)]
+
 pub mod grants;
 pub mod metrics;
 pub mod registration;

@@ -74,12 +74,16 @@ fn read_key(flag: &str, path: &Path) -> anyhow::Result<SecretKey> {
 /// Why a secret was not set.
 #[derive(Debug, thiserror::Error)]
 pub enum SetSecretError {
+    /// This process holds no secrets key, so it cannot seal: start it with one.
     #[error(
         "this process has no secrets key: start it with --secrets-key-file PATH or {KEY_ENV} (docs/secrets.md)"
     )]
     NoKey,
+    /// Sealing failed (the random source); nothing was written.
     #[error("cannot seal the value: {0}")]
     Seal(#[from] SealError),
+    /// The store refused the secret (unknown tenant, bad name, value too large) or could
+    /// not be reached.
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -137,17 +141,25 @@ pub enum GrantError {
     /// a new key after the claim): another host should run the job.
     #[error("secret {name} of tenant {tenant} cannot be opened here: {source}")]
     UnknownKey {
+        /// The job's tenant.
         tenant: String,
+        /// The granted secret's name.
         name: String,
+        /// Which key it needs and which this host holds.
         source: OpenError,
     },
     /// The row does not open under the key it names: altered or copied.
     #[error("secret {name} of tenant {tenant} cannot be opened: {source}")]
     Unreadable {
+        /// The job's tenant.
         tenant: String,
+        /// The granted secret's name.
         name: String,
+        /// Why it does not open; setting the secret again fixes it.
         source: OpenError,
     },
+    /// The secrets could not be read: an infrastructure failure (the attempt is given
+    /// back).
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -191,6 +203,8 @@ pub async fn secret_grant(
 /// What [`rotate_key`] did for one kind of sealed value.
 #[derive(Debug)]
 pub struct KindReport {
+    /// Which sealed values: tenant secrets, or webhook endpoints' current or previous
+    /// signing secrets.
     pub kind: SealedKind,
     /// Values of this kind re-sealed under the new key.
     pub resealed: u64,

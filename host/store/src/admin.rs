@@ -24,30 +24,53 @@ pub enum CancelResult {
 /// A job with its payload and output.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct JobRecord {
+    /// The job's id (`sluice.jobs.id`), stable across attempts and retries.
     pub id: i64,
+    /// The tenant that owns the job.
     pub tenant: String,
+    /// The job type it runs as (resolved to a component and limits at each claim).
     pub job_type: String,
+    /// The payload bytes as enqueued.
     pub payload: Vec<u8>,
+    /// Higher is claimed first within the tenant (fits an `i16`).
     pub priority: i32,
+    /// Where it is in the state machine (`docs/state-machine.md`).
     pub state: JobState,
+    /// When it is due: claimable from then on (a retry's backoff moves it later).
     pub run_at: DateTime<Utc>,
+    /// Attempts used: the claim adds one, a release gives it back, a retry resets it to 0.
     pub attempt: i32,
+    /// Its attempt budget; a failed attempt number `max_attempts` makes it dead.
     pub max_attempts: i32,
+    /// The key it was enqueued with (1 to 255 characters); `None` if none.
     pub idempotency_key: Option<String>,
+    /// How long the key stays taken (retained, or while unfinished).
     pub key_scope: KeyScope,
+    /// The worker id holding its lease; `Some` exactly while running.
     pub locked_by: Option<String>,
+    /// When the lease expires unless a heartbeat extends it (the database's clock); `Some`
+    /// exactly while running.
     pub locked_until: Option<DateTime<Utc>>,
+    /// An operator asked the running job to stop; only ever true while running.
     pub cancel_requested: bool,
+    /// The error of its last failed, expired or cancelled attempt, kept after a later
+    /// completion; `None` if none.
     pub last_error: Option<String>,
+    /// The output of its successful attempt; `None` unless completed.
     pub output: Option<Vec<u8>>,
+    /// When it was enqueued.
     pub created_at: DateTime<Utc>,
+    /// When its row last changed (a claim, a heartbeat, the end of an attempt, a cancel, a
+    /// retry).
     pub updated_at: DateTime<Utc>,
+    /// When it completed, died or was cancelled; `Some` exactly in those states.
     pub finished_at: Option<DateTime<Utc>>,
     /// The job whose successful attempt made this one (a follow-up job), if any.
     pub parent_id: Option<i64>,
     /// Its follow-up jobs, in the order its attempt asked for them: the first
     /// [`MAX_CHILDREN_SHOWN`] ids (`children_count` has them all).
     pub children: Vec<i64>,
+    /// How many follow-up jobs it has, all of them.
     pub children_count: i64,
 }
 
@@ -58,35 +81,61 @@ pub const MAX_CHILDREN_SHOWN: usize = 100;
 /// A job as listed: everything but the payload and output bytes (their sizes instead).
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct JobSummary {
+    /// The job's id (`sluice.jobs.id`), stable across attempts and retries.
     pub id: i64,
+    /// The tenant that owns the job.
     pub tenant: String,
+    /// The job type it runs as (resolved to a component and limits at each claim).
     pub job_type: String,
+    /// Length of the payload, in bytes.
     pub payload_size: i32,
+    /// Higher is claimed first within the tenant (fits an `i16`).
     pub priority: i32,
+    /// Where it is in the state machine (`docs/state-machine.md`).
     pub state: JobState,
+    /// When it is due: claimable from then on (a retry's backoff moves it later).
     pub run_at: DateTime<Utc>,
+    /// Attempts used: the claim adds one, a release gives it back, a retry resets it to 0.
     pub attempt: i32,
+    /// Its attempt budget; a failed attempt number `max_attempts` makes it dead.
     pub max_attempts: i32,
+    /// The key it was enqueued with (1 to 255 characters); `None` if none.
     pub idempotency_key: Option<String>,
+    /// How long the key stays taken (retained, or while unfinished).
     pub key_scope: KeyScope,
+    /// The worker id holding its lease; `Some` exactly while running.
     pub locked_by: Option<String>,
+    /// When the lease expires unless a heartbeat extends it (the database's clock); `Some`
+    /// exactly while running.
     pub locked_until: Option<DateTime<Utc>>,
+    /// An operator asked the running job to stop; only ever true while running.
     pub cancel_requested: bool,
+    /// The error of its last failed, expired or cancelled attempt, kept after a later
+    /// completion; `None` if none.
     pub last_error: Option<String>,
+    /// Length of the output, in bytes; `None` unless completed.
     pub output_size: Option<i32>,
     /// The first 120 bytes of the output, for tables (the whole output is in `JobRecord`).
     pub output_head: Option<Vec<u8>>,
+    /// When it was enqueued.
     pub created_at: DateTime<Utc>,
+    /// When its row last changed (a claim, a heartbeat, the end of an attempt, a cancel, a
+    /// retry).
     pub updated_at: DateTime<Utc>,
+    /// When it completed, died or was cancelled; `Some` exactly in those states.
     pub finished_at: Option<DateTime<Utc>>,
+    /// The job whose successful attempt made this one (a follow-up job), if any.
     pub parent_id: Option<i64>,
 }
 
 /// Which jobs to list, newest first. For the next page pass the last id as `after`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobFilter {
+    /// Only this tenant's jobs; `None`: every tenant's (admin).
     pub tenant: Option<String>,
+    /// Only jobs in this state.
     pub state: Option<JobState>,
+    /// Only jobs of this type.
     pub job_type: Option<String>,
     /// Only the follow-up jobs of this job.
     pub parent: Option<i64>,
@@ -112,15 +161,23 @@ impl Default for JobFilter {
 /// One attempt of a job.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct AttemptRecord {
+    /// The attempt's id (`sluice.job_attempts.id`), in claim order.
     pub id: i64,
+    /// The job it was an attempt of.
     pub job_id: i64,
+    /// Its number, from 1 (it starts again at 1 after an operator's retry).
     pub attempt: i32,
+    /// The id of the worker that ran it.
     pub worker: String,
+    /// When it was claimed.
     pub started_at: DateTime<Utc>,
     /// `None` while the attempt runs.
     pub finished_at: Option<DateTime<Utc>>,
+    /// How it ended; `None` while it runs.
     pub outcome: Option<AttemptOutcome>,
+    /// Why it failed, expired, was released or cancelled; `None` when it completed or runs.
     pub error: Option<String>,
+    /// Fuel it burned; `None` while it runs, or when not recorded.
     pub fuel_used: Option<i64>,
 }
 

@@ -69,12 +69,15 @@ pub(crate) fn log_params(log: Option<&AttemptLog>) -> (Option<&[u8]>, Option<i64
 /// One attempt of a job and its stored log.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct AttemptLogRecord {
+    /// The attempt's id (`sluice.job_attempts.id`), in claim order across the job's runs.
     pub attempt_id: i64,
     /// The attempt number (it starts again at 1 after an operator's retry).
     pub attempt: i32,
+    /// When the attempt was claimed.
     pub started_at: DateTime<Utc>,
     /// `None` while the attempt runs.
     pub finished_at: Option<DateTime<Utc>>,
+    /// How the attempt ended; `None` while it runs.
     pub outcome: Option<AttemptOutcome>,
     /// `None`: the attempt logged nothing (or still runs).
     pub log: Option<Vec<u8>>,

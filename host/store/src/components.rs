@@ -12,6 +12,7 @@ use crate::{Store, StoreError, text};
 /// A component to upload.
 #[derive(Clone, Debug)]
 pub struct NewComponent {
+    /// The tenant that will own it; must exist.
     pub tenant: String,
     /// 1 to 128 characters.
     pub name: String,
@@ -20,6 +21,7 @@ pub struct NewComponent {
     /// `Some(v)`: an existing `v` with the same bytes is returned; with different bytes
     /// it is refused (versions are immutable).
     pub version: Option<String>,
+    /// The component's Wasm bytes, already validated by the sandbox; stored as they are.
     pub bytes: Vec<u8>,
     /// The contract it targets, as N of `sluice:task@0.N.0` (the sandbox's validation
     /// finds it); 1..=99.
@@ -29,15 +31,21 @@ pub struct NewComponent {
 /// A stored component, without its bytes (see [`Store::component_bytes`]).
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct ComponentRecord {
+    /// The component's id (`sluice.components.id`); job types point at it.
     pub id: i64,
+    /// The tenant that owns it.
     pub tenant: String,
+    /// Its name, shared by every version of it within the tenant.
     pub name: String,
+    /// Its version, unique per name within the tenant and never reused for other bytes.
     pub version: String,
     /// Lowercase hex sha256 of the bytes.
     pub sha256: String,
+    /// Length of the bytes.
     pub size: i64,
     /// N of `sluice:task@0.N.0`, the contract the component targets.
     pub contract: i16,
+    /// When it was uploaded.
     pub created_at: DateTime<Utc>,
 }
 

@@ -33,18 +33,23 @@ pub enum RunAt {
 /// A job to enqueue. Build with [`NewJob::new`] and the `with_*` methods.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NewJob {
+    /// The tenant that will own the job; must exist.
     pub tenant: String,
+    /// A job type registered for the tenant; it picks the component and limits at claim
+    /// time.
     pub job_type: String,
     /// Opaque bytes (JSON by convention); at most the tenant's `max_payload_bytes`
     /// (default 1 MiB).
     pub payload: Vec<u8>,
     /// Higher runs first; must fit an `i16`. See [`crate::priority`].
     pub priority: i32,
+    /// When it becomes due; [`RunAt::Now`] by default.
     pub run_at: RunAt,
     /// `None` takes the job type's `max_attempts`.
     pub max_attempts: Option<i32>,
     /// A duplicate key (per tenant) returns the existing job and creates nothing.
     pub idempotency_key: Option<String>,
+    /// How long `idempotency_key` stays taken; ignored without a key.
     pub key_scope: KeyScope,
     /// The job whose successful attempt made this one (follow-up jobs only; set by
     /// [`Store::complete_many`], which derives it from the lease).
@@ -55,7 +60,9 @@ pub struct NewJob {
 /// jobs the parent's successful attempt asked for. Unique per job (`jobs_parent_uidx`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Parent {
+    /// The parent job's id.
     pub id: i64,
+    /// Its place among the parent's follow-ups, from 0, in the order the attempt asked.
     pub seq: i32,
 }
 
@@ -108,6 +115,7 @@ impl NewJob {
 /// Result of enqueueing one job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Enqueued {
+    /// The job's id: the new one, or the job that holds the idempotency key.
     pub id: i64,
     /// False when the idempotency key was taken: `id` is the job holding it.
     pub created: bool,

@@ -23,12 +23,19 @@ pub enum StoreError {
     #[error(
         "unknown job type {job_type:?} for tenant {tenant:?}: register it with a component first"
     )]
-    UnknownJobType { tenant: String, job_type: String },
+    UnknownJobType {
+        /// The tenant looked in.
+        tenant: String,
+        /// The job type name that is not registered for it.
+        job_type: String,
+    },
 
     /// An argument is out of range or malformed; nothing was written.
     #[error("invalid {field}: {message}")]
     InvalidInput {
+        /// The argument or request field at fault (`priority`, `name`, ...).
         field: &'static str,
+        /// What is wrong and what is accepted.
         message: String,
     },
 
@@ -36,7 +43,9 @@ pub enum StoreError {
     /// quota); nothing was written. `field` names the request field it is about.
     #[error("{field}: {message}")]
     Conflict {
+        /// The request field the clash is about.
         field: &'static str,
+        /// What it clashes with.
         message: String,
     },
 
@@ -44,17 +53,31 @@ pub enum StoreError {
     #[error(
         "payload is {size} bytes, over the limit of {limit} bytes: store large data elsewhere and pass a reference"
     )]
-    PayloadTooLarge { size: i64, limit: i64 },
+    PayloadTooLarge {
+        /// The payload's size, in bytes.
+        size: i64,
+        /// The tenant's `max_payload_bytes`, or the host default.
+        limit: i64,
+    },
 
     /// The thing does not exist (or belongs to another tenant).
     #[error("{entity} {id} not found (or it belongs to another tenant)")]
-    NotFound { entity: &'static str, id: String },
+    NotFound {
+        /// What was looked for (`job`, `component`, `schedule`, ...).
+        entity: &'static str,
+        /// The id or name it was looked for by, as given.
+        id: String,
+    },
 
     /// The job is in a state where this action makes no sense; nothing changed.
     #[error("job {id} is {state}: cannot {action}")]
     IllegalTransition {
+        /// The job's id.
         id: i64,
+        /// The state it is in, which refuses the action.
         state: JobState,
+        /// What was asked (`cancel`, `retry`, ...), with why it is refused where that
+        /// is not the state alone.
         action: &'static str,
     },
 
@@ -63,34 +86,54 @@ pub enum StoreError {
     #[error(
         "lease on job {job_id} lost: the job was reaped, cancelled or claimed by another worker; drop this attempt's result"
     )]
-    LeaseLost { job_id: i64 },
+    LeaseLost {
+        /// The job whose lease was presented.
+        job_id: i64,
+    },
 
     /// A completion's follow-up jobs could not be inserted (their job type was deleted
     /// since the guest asked, or a payload no longer fits the tenant's limit): nothing of
     /// that attempt was written, and the job is still `running` under its lease, for the
     /// caller to record the attempt as failed instead.
     #[error("job {job_id}: follow-up jobs refused: {message}")]
-    FollowUpRefused { job_id: i64, message: String },
+    FollowUpRefused {
+        /// The parent job, still running under its lease.
+        job_id: i64,
+        /// Which follow-up was refused and why; fit for the attempt's error.
+        message: String,
+    },
 
     /// An idempotency key kept changing hands while enqueueing (it was freed and taken
     /// again between retries many times). Retry the enqueue later.
     #[error(
         "idempotency key {key:?} of tenant {tenant:?} kept changing hands during enqueue; retry later"
     )]
-    KeyContended { tenant: String, key: String },
+    KeyContended {
+        /// The tenant the key belongs to.
+        tenant: String,
+        /// The idempotency key.
+        key: String,
+    },
 
     /// The database's schema is not the one this binary was built for: migrations are
     /// missing (`database` lower, or `None` for no Sluice schema at all) or the database
     /// was migrated by a newer binary (`database` higher).
     #[error("{}", schema_mismatch_message(*database, *binary))]
-    SchemaMismatch { database: Option<i64>, binary: i64 },
+    SchemaMismatch {
+        /// The newest migration applied to the database; `None`: no Sluice schema.
+        database: Option<i64>,
+        /// The newest migration this binary carries.
+        binary: i64,
+    },
 
     /// A process asked to register under the id of a live one (not stopped, heartbeat
     /// younger than its lease): nothing was written. `live` describes that process, when
     /// its row was visible (`None`: it registered at the same moment).
     #[error("{}", worker_id_in_use_message(id, live.as_ref()))]
     WorkerIdInUse {
+        /// The worker id asked for.
         id: String,
+        /// The live process holding it, when its row was visible.
         live: Option<LiveWorker>,
     },
 
@@ -167,12 +210,17 @@ fn schema_mismatch_message(database: Option<i64>, binary: i64) -> String {
 /// ([`StoreError::WorkerIdInUse`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LiveWorker {
+    /// `worker` or `scheduler`.
     pub kind: String,
+    /// The host the live process runs on.
     pub hostname: String,
+    /// Its process id on that host.
     pub pid: i32,
+    /// Its last heartbeat (the database's clock).
     pub last_heartbeat: DateTime<Utc>,
     /// Seconds between its last heartbeat and the refused start (database clock).
     pub seconds_ago: f64,
+    /// Its lease: it counts as live until this long passes without a heartbeat.
     pub lease: Duration,
 }
 

@@ -27,7 +27,9 @@ use crate::{Store, StoreError, micros, text};
 /// A successful attempt.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Completion {
+    /// The attempt's output, stored as the job's `output`.
     pub output: Vec<u8>,
+    /// Fuel the attempt burned, kept on the attempt (`None`: not measured).
     pub fuel_used: Option<i64>,
     /// Jobs the attempt asked for (follow-up jobs, in the order asked), inserted in the
     /// completion's transaction: they exist if and only if the completion is written.
@@ -44,7 +46,9 @@ pub struct Failure {
     pub error: String,
     /// Permanent: dead now, whatever attempts are left.
     pub fatal: bool,
+    /// The delay before the next attempt when it is retried (the job type's policy).
     pub backoff: Backoff,
+    /// Fuel the attempt burned, kept in the attempt history (`None`: not measured).
     pub fuel_used: Option<i64>,
     /// What the attempt logged (`None`: nothing, and nothing more is written).
     pub log: Option<AttemptLog>,
@@ -75,7 +79,10 @@ impl Failure {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FailResult {
     /// Back to pending, due at `run_at`.
-    Retrying { run_at: DateTime<Utc> },
+    Retrying {
+        /// `now()` plus the backoff for the failed attempt (the database's clock).
+        run_at: DateTime<Utc>,
+    },
     /// Attempts used up, or the failure was fatal.
     Dead,
     /// A cancel had been requested while it ran: cancelled instead of retried.

@@ -36,12 +36,17 @@ pub const MAX_SEARCH_LIMIT: u32 = 500;
 /// empty `states` mean "any".
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct JobSearch {
+    /// The tenant whose jobs are searched (always one).
     pub tenant: String,
     /// Any of these states (empty: any state).
     pub states: Vec<JobState>,
+    /// Only jobs of this type.
     pub job_type: Option<String>,
+    /// Only jobs of exactly this priority.
     pub priority: Option<i32>,
+    /// Only the job with this id.
     pub id: Option<i64>,
+    /// Only jobs enqueued with exactly this idempotency key.
     pub idempotency_key: Option<String>,
     /// Only the follow-up jobs of this job.
     pub parent: Option<i64>,

@@ -14,6 +14,7 @@ use crate::{Store, StoreError, text, time_range};
 /// What to register (upsert) for a job type. `None` limits mean "host default".
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobTypeSpec {
+    /// The tenant the type belongs to; jobs of the type are this tenant's.
     pub tenant: String,
     /// 1 to 128 characters.
     pub name: String,
@@ -21,14 +22,23 @@ pub struct JobTypeSpec {
     pub component_id: i64,
     /// Attempts a job of this type gets unless it asks otherwise; at least 1.
     pub max_attempts: i32,
+    /// Delay before the first retry, doubled per attempt (millisecond precision); `None`:
+    /// the host default.
     pub backoff_base: Option<Duration>,
+    /// Longest delay between retries; `None`: the host default.
     pub backoff_cap: Option<Duration>,
     /// Fraction in `0.0..=1.0`.
     pub backoff_jitter: Option<f64>,
+    /// Wall-clock limit of one attempt (zero: none, fuel still bounds it); `None`: the host
+    /// default.
     pub timeout: Option<Duration>,
+    /// Fuel (Wasm CPU units) one attempt may burn; `None`: the host default.
     pub fuel: Option<u64>,
+    /// Linear memory one attempt may grow to, in bytes; `None`: the host default.
     pub memory_bytes: Option<u64>,
+    /// Largest output one attempt may return, in bytes; `None`: the host default.
     pub output_bytes: Option<u64>,
+    /// Log bytes kept per attempt; `None`: the host default.
     pub log_bytes: Option<u64>,
     /// Outbound HTTP: what the type's attempts may call, and how much.
     pub http: HttpSpec,
@@ -52,7 +62,9 @@ pub struct HttpSpec {
     /// Caps on each request's connect (TCP + TLS), first byte and between-bytes waits;
     /// every wait is still clamped to the guest's own timeout and the attempt's deadline.
     pub connect_timeout: Option<Duration>,
+    /// Cap on the wait for a response head; `None`: the host default.
     pub first_byte_timeout: Option<Duration>,
+    /// Cap on the wait between two chunks of a response body; `None`: the host default.
     pub between_bytes_timeout: Option<Duration>,
 }
 
@@ -81,29 +93,50 @@ impl JobTypeSpec {
 /// A stored job type. Millisecond/byte columns as stored; `None` means host default.
 #[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
 pub struct JobTypeRecord {
+    /// The tenant the type belongs to (`sluice.job_types.tenant`).
     pub tenant: String,
+    /// The type's name, unique within the tenant; jobs name it as their `job_type`.
     pub name: String,
+    /// The component (of the same tenant, `sluice.components.id`) its attempts run.
     pub component_id: i64,
+    /// Attempts a job of this type gets when its enqueue does not say; at least 1.
     pub max_attempts: i32,
+    /// Delay before the first retry, in milliseconds; see [`JobTypeRecord::backoff`].
     pub backoff_base_ms: Option<i64>,
+    /// Longest delay between retries, in milliseconds.
     pub backoff_cap_ms: Option<i64>,
+    /// Fraction of the delay added or removed at random, `0.0..=1.0`.
     pub backoff_jitter: Option<f64>,
+    /// Wall-clock limit of one attempt, in milliseconds (0: none); see
+    /// [`JobTypeRecord::timeout`].
     pub timeout_ms: Option<i64>,
+    /// Fuel (Wasm CPU units) one attempt may burn.
     pub fuel: Option<i64>,
+    /// Linear memory one attempt may grow to, in bytes.
     pub memory_bytes: Option<i64>,
+    /// Largest output one attempt may return, in bytes.
     pub output_bytes: Option<i64>,
+    /// Log bytes kept per attempt.
     pub log_bytes: Option<i64>,
     /// Destinations granted for outbound HTTP (normalised entries; empty: none).
     pub http_allow: Vec<String>,
+    /// Outbound requests one attempt may start (0: none).
     pub http_max_requests: Option<i32>,
+    /// Request body bytes per outbound request.
     pub http_request_bytes: Option<i64>,
+    /// Response body bytes per outbound request.
     pub http_response_bytes: Option<i64>,
+    /// Cap on connecting (TCP and TLS) per request, in milliseconds.
     pub http_connect_timeout_ms: Option<i64>,
+    /// Cap on the wait for a response head, in milliseconds.
     pub http_first_byte_timeout_ms: Option<i64>,
+    /// Cap on the wait between two chunks of a response body, in milliseconds.
     pub http_between_bytes_timeout_ms: Option<i64>,
     /// Names of the tenant's secrets granted to the type (empty: none).
     pub secrets: Vec<String>,
+    /// When the type was first registered.
     pub created_at: DateTime<Utc>,
+    /// When it was last upserted or pointed at another component.
     pub updated_at: DateTime<Utc>,
 }
 

@@ -42,13 +42,19 @@ pub struct ClaimRequest {
 /// A job handed to a worker.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClaimedJob {
+    /// The job's id (`sluice.jobs.id`), the same on every attempt.
     pub id: i64,
+    /// The tenant that owns it.
     pub tenant: String,
+    /// Its job type's name; the worker resolves the component and limits from it.
     pub job_type: String,
+    /// The payload bytes as enqueued, handed to the guest.
     pub payload: Vec<u8>,
+    /// Its priority (higher was claimed first).
     pub priority: i32,
     /// This attempt's number, from 1.
     pub attempt: i32,
+    /// Its attempt budget: a failure of attempt `max_attempts` makes it dead.
     pub max_attempts: i32,
     /// Present it to heartbeat/complete/fail/release/mark_cancelled.
     pub lease: Lease,

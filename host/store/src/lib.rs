@@ -21,6 +21,8 @@
 //! 2. `error`, `types`, `validate`, `text`, `time_range`: the vocabulary and checks they
 //!    share, with no SQL
 
+#![warn(missing_docs)]
+
 mod admin;
 mod attempt_logs;
 mod components;

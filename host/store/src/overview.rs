@@ -35,9 +35,13 @@ pub struct MinuteCounts {
 pub struct RunningJob {
     /// `locked_by`: the worker id.
     pub worker: String,
+    /// The tenant that owns the job.
     pub tenant: String,
+    /// The running job's id.
     pub job_id: i64,
+    /// Its job type's name.
     pub job_type: String,
+    /// The number of the attempt running, from 1.
     pub attempt: i32,
     /// When the running attempt started.
     pub started_at: Option<DateTime<Utc>>,

@@ -13,13 +13,18 @@ use crate::{Store, StoreError};
 /// A job the reaper took back.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct ReapedJob {
+    /// The reaped job's id (`sluice.jobs.id`).
     pub id: i64,
+    /// The tenant that owns it.
     pub tenant: String,
+    /// Its job type's name (for the metrics labels).
     pub job_type: String,
     /// Pending (attempts left), dead (none left) or cancelled (a cancel was requested).
     pub state: JobState,
     /// The attempt that expired.
     pub attempt: i32,
+    /// Its attempt budget: an expired attempt numbered this made it dead (unless a cancel
+    /// was requested).
     pub max_attempts: i32,
     /// The worker that held the lease.
     pub worker: String,

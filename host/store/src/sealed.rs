@@ -85,9 +85,13 @@ pub enum SealedRowKey {
 /// bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SealedRow {
+    /// Which table and column it is read from.
     pub kind: SealedKind,
+    /// The tenant that owns it; bound into the sealing.
     pub tenant: String,
+    /// Which row of its kind: the secret's name or the endpoint's id.
     pub key: SealedRowKey,
+    /// The key id, nonce and ciphertext as stored.
     pub sealed: SealedValue,
 }
 
@@ -112,16 +116,23 @@ impl SealedRow {
 /// A row re-sealed by rotate-key: as read (`old`) and its new nonce and ciphertext.
 #[derive(Clone, Debug)]
 pub struct ResealedRow {
+    /// The row as read; the update is guarded on its key id and nonce, so a value changed
+    /// since is never overwritten.
     pub old: SealedRow,
+    /// The new sealing's nonce.
     pub nonce: Vec<u8>,
+    /// The new sealing's ciphertext, under the key id given with the batch.
     pub ciphertext: Vec<u8>,
 }
 
 /// How many values of a kind are sealed under a key id.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SealedCount {
+    /// Which sealed values.
     pub kind: SealedKind,
+    /// The operator key id they are sealed under.
     pub key_id: String,
+    /// How many values of `kind` are under `key_id`.
     pub count: i64,
 }
 

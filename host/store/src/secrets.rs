@@ -17,22 +17,31 @@ pub const MAX_SECRET_BYTES: usize = 64 * 1024;
 /// A secret as listed: never its value.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct SecretInfo {
+    /// The secret's name, unique within its tenant (letters, digits and `_`, not starting
+    /// with a digit).
     pub name: String,
     /// Which operator key sealed it (a fingerprint, never the key).
     pub key_id: String,
     /// The plain value's length in bytes.
     pub size: i32,
+    /// When the secret was first set.
     pub created_at: DateTime<Utc>,
+    /// When its value was last set (a rotate-key re-sealing keeps it).
     pub updated_at: DateTime<Utc>,
 }
 
 /// A value sealed by the host, as stored. `Debug` shows no bytes.
 #[derive(Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct SealedSecret {
+    /// The tenant that owns it; bound into the sealing.
     pub tenant: String,
+    /// The secret's name; bound into the sealing.
     pub name: String,
+    /// The id of the operator key that sealed it (16 hex characters).
     pub key_id: String,
+    /// The 12-byte AES-GCM nonce of this sealing.
     pub nonce: Vec<u8>,
+    /// The sealed value with its 16-byte tag; only the host's keyring opens it.
     pub ciphertext: Vec<u8>,
 }
 
@@ -49,8 +58,12 @@ impl std::fmt::Debug for SealedSecret {
 /// A row re-sealed by rotate-key: the value as read (`old`) and its new sealing.
 #[derive(Clone, Debug)]
 pub struct Resealed {
+    /// The row as read; the update is guarded on its key id and nonce, so a value set since
+    /// is never overwritten.
     pub old: SealedSecret,
+    /// The new sealing's nonce.
     pub nonce: Vec<u8>,
+    /// The new sealing's ciphertext, under the key id given with the batch.
     pub ciphertext: Vec<u8>,
 }
 

@@ -39,11 +39,17 @@ pub struct Stats {
 /// its `run_at` (a delay or a retry backoff).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StateCounts {
+    /// Jobs waiting for a claim, due now or later.
     pub pending: i64,
+    /// Pending jobs with `run_at <= now()`: claimable now.
     pub ready: i64,
+    /// Jobs held by a worker under a lease.
     pub running: i64,
+    /// Completed jobs not yet pruned by retention.
     pub completed: i64,
+    /// Dead jobs (attempts used up, or failed fatally) not yet pruned.
     pub dead: i64,
+    /// Cancelled jobs not yet pruned.
     pub cancelled: i64,
 }
 
@@ -72,11 +78,14 @@ impl StateCounts {
 /// Figures of one job type of one tenant.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TypeStats {
+    /// The tenant the figures are for.
     pub tenant: String,
+    /// The job type the figures are for.
     pub job_type: String,
     /// False when jobs of this type exist but the type is no longer registered (the
     /// worker fails them when it claims them).
     pub registered: bool,
+    /// Its jobs per state.
     pub counts: StateCounts,
     /// See [`Stats::oldest_ready_age_seconds`].
     pub oldest_ready_age_seconds: Option<f64>,

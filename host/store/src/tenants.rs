@@ -14,8 +14,11 @@ use crate::{JobTypeSpec, Store, StoreError, text};
 /// A tenant row. Limit fields are `None` when the host default applies.
 #[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
 pub struct TenantRecord {
+    /// The tenant id: a lowercase slug of 1 to 63 characters (`acme`, `team-7`).
     pub id: String,
+    /// When the tenant was created.
     pub created_at: DateTime<Utc>,
+    /// Its caps (columns of `sluice.tenants`).
     #[sqlx(flatten)]
     pub limits: TenantLimits,
     /// The operator's bound on what this tenant's job types may be granted over HTTP
@@ -30,12 +33,20 @@ pub struct TenantRecord {
 /// API's token bucket; the rest by the worker and sandbox.
 #[derive(Clone, Debug, Default, PartialEq, sqlx::FromRow, serde::Deserialize)]
 pub struct TenantLimits {
+    /// Largest job payload, in bytes (checked at enqueue).
     pub max_payload_bytes: Option<i32>,
+    /// Largest component upload, in bytes.
     pub max_component_bytes: Option<i64>,
+    /// Cap on a job type's timeout per attempt, in milliseconds; also bounds a type that
+    /// sets none.
     pub max_timeout_ms: Option<i64>,
+    /// Cap on a job type's fuel per attempt.
     pub max_fuel: Option<i64>,
+    /// Cap on a job type's memory per attempt, in bytes.
     pub max_memory_bytes: Option<i64>,
+    /// Cap on an attempt's output, in bytes (applied by the worker).
     pub max_output_bytes: Option<i64>,
+    /// Cap on the log bytes kept per attempt (applied by the worker).
     pub max_log_bytes: Option<i64>,
     /// Jobs per second the HTTP API accepts for this tenant (token bucket refill rate).
     pub max_enqueue_per_sec: Option<f64>,

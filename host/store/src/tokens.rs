@@ -24,13 +24,20 @@ pub const TOKEN_PREFIX: &str = "sluice_";
 /// A stored token, without any secret.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct TokenRecord {
+    /// The token's id (`sluice.api_tokens.id`): how it is listed and revoked.
     pub id: i64,
+    /// The tenant it acts for (an admin token may act for any).
     pub tenant: String,
+    /// May act for any tenant (and pass the admin-only checks, such as `/metrics` when it
+    /// requires an admin).
     pub admin: bool,
     /// GET and HEAD only: every other request is refused (403).
     pub read_only: bool,
+    /// The label given at minting, to tell tokens apart; `None` if none.
     pub label: Option<String>,
+    /// When it was minted.
     pub created_at: DateTime<Utc>,
+    /// When it was revoked; `None` while it authenticates.
     pub revoked_at: Option<DateTime<Utc>>,
     /// When the token last authenticated, to the minute (`None`: never). Written by
     /// [`Store::authenticate`] at most once a minute per token.
@@ -40,6 +47,7 @@ pub struct TokenRecord {
 /// A freshly minted token: the only time the secret exists outside the caller's hands.
 #[derive(Clone, Debug)]
 pub struct NewToken {
+    /// The stored row, as listed from now on.
     pub record: TokenRecord,
     /// The bearer token. Shown once; not recoverable.
     pub token: String,
@@ -48,8 +56,11 @@ pub struct NewToken {
 /// The result of authenticating a bearer token.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct TokenIdentity {
+    /// The id of the token that authenticated.
     pub token_id: i64,
+    /// The token's tenant: what a non-admin token may act for.
     pub tenant: String,
+    /// An admin token: it may act for any tenant.
     pub admin: bool,
     /// The HTTP layer refuses this token every request that could change state.
     pub read_only: bool,

@@ -169,7 +169,10 @@ pub mod priority {
 /// worker whose lease expired cannot overwrite its successor's work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize)]
 pub struct Lease {
+    /// The running job's id (`sluice.jobs.id`).
     pub job_id: i64,
+    /// The `lease_token` the claim minted; matches the row only until the job leaves
+    /// `running` or is claimed again.
     pub token: uuid::Uuid,
 }
 
@@ -177,7 +180,9 @@ pub struct Lease {
 /// computed in SQL from database time.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Backoff {
+    /// Delay after the first failed attempt; doubled per later attempt.
     pub base: Duration,
+    /// Longest delay, whatever the attempt.
     pub cap: Duration,
     /// Fraction in `0.0..=1.0`.
     pub jitter: f64,

@@ -29,24 +29,34 @@ pub struct UiIdentity {
     pub env_admin_hash: Option<[u8; 32]>,
     /// The identity's own tenant: the session acts for it at first.
     pub tenant: String,
+    /// An admin identity: the session may switch the tenant it acts for.
     pub admin: bool,
+    /// A read-only identity: the session's forms that change state are refused.
     pub read_only: bool,
 }
 
 /// A live dashboard session. `Debug` leaves the CSRF token out.
 #[derive(Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct UiSession {
+    /// The session's id (`sluice.ui_sessions.id`); the cookie carries a secret, not this.
     pub id: i64,
+    /// The API token it was made from; `None` for the environment admin token.
     pub token_id: Option<i64>,
+    /// SHA-256 (32 bytes) of the environment admin token it was made from, with `token_id:
+    /// None`.
     pub env_admin_hash: Option<Vec<u8>>,
     /// The identity's tenant.
     pub home_tenant: String,
     /// The tenant the pages show and act on (only an admin session may change it).
     pub acting_tenant: String,
+    /// Made from an admin identity.
     pub admin: bool,
+    /// Made from a read-only identity.
     pub read_only: bool,
     /// What every state-changing form must send back.
     pub csrf_token: String,
+    /// When it stops being accepted: its creation plus the `ttl` it was made with (the
+    /// database's clock).
     pub expires_at: DateTime<Utc>,
 }
 

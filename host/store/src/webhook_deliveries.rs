@@ -19,18 +19,25 @@ use crate::{Store, StoreError, micros, text};
 pub struct DeliveryInfo {
     /// The delivery's job id.
     pub id: i64,
+    /// The endpoint it is sent to (`sluice.webhook_endpoints.id`).
     pub endpoint: i64,
+    /// The event it carries (`sluice.webhook_events.id`).
     pub event: i64,
     /// `None` once retention pruned the event.
     pub event_type: Option<String>,
+    /// The job's state as stored: `pending`, `running`, `completed`, `dead` or `cancelled`.
     pub state: String,
     /// Attempts made (the one running included).
     pub attempt: i32,
+    /// Attempts it may make before it is dead.
     pub max_attempts: i32,
     /// When the next attempt is due (pending) or was due.
     pub run_at: DateTime<Utc>,
+    /// When the delivery job was made (the event sent, or a redelivery asked).
     pub created_at: DateTime<Utc>,
+    /// When it completed, died or was cancelled; `None` while pending or running.
     pub finished_at: Option<DateTime<Utc>>,
+    /// Why its last attempt failed; `None` if none did.
     pub last_error: Option<String>,
     /// The HTTP status of the last answer, when there was one.
     pub last_status: Option<i32>,
@@ -50,12 +57,20 @@ pub struct DeliveryTarget {
 /// An endpoint's settings at send time, with the secrets that sign (current first).
 #[derive(Clone, Debug)]
 pub struct EndpointForSend {
+    /// Where to POST.
     pub url: String,
+    /// Its patterns now: a delivery whose event type no longer matches is cancelled.
     pub events: Vec<String>,
+    /// False: the delivery is cancelled, not sent.
     pub enabled: bool,
+    /// Why it is disabled, named in the cancel reason.
     pub disabled_reason: Option<String>,
+    /// The sealed signing secrets, current first, then the previous one during its grace;
+    /// each signs the request.
     pub secrets: Vec<SealedValue>,
+    /// Retry delays in milliseconds after attempt 1, 2, …; `None`: the default schedule.
     pub retry_schedule_ms: Option<Vec<i64>>,
+    /// Longest time the attempt may take, in milliseconds.
     pub timeout_ms: i32,
 }
 
@@ -87,10 +102,13 @@ pub const EVENT_JOB_TYPE: &str = "sluice.event";
 #[derive(Clone, Debug, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EventRequest {
+    /// The event's type (`type` in JSON), e.g. `invoice.paid`.
     #[serde(rename = "type")]
     pub event_type: String,
+    /// What receivers get under `data`; JSON `null` when absent.
     #[serde(default)]
     pub payload: serde_json::Value,
+    /// Makes a repeated send return the first event instead of a new one (per tenant).
     #[serde(default)]
     pub idempotency_key: Option<String>,
 }

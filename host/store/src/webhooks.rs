@@ -37,21 +37,31 @@ pub const DEFAULT_WEBHOOK_TIMEOUT: Duration = Duration::from_secs(15);
 pub const MAX_ENDPOINTS_PER_TENANT: i64 = 100;
 /// Longest URL.
 pub const MAX_URL_LEN: usize = 2048;
-/// Most retries in a schedule, and the longest step.
+/// Most retries in a schedule.
 pub const MAX_RETRY_STEPS: usize = 20;
+/// The longest step of a retry schedule: 7 days.
 pub const MAX_RETRY_STEP: Duration = Duration::from_secs(7 * 24 * 3600);
-/// The bounds of an endpoint's attempt timeout.
+/// The shortest attempt timeout an endpoint may set: 100 ms.
 pub const MIN_WEBHOOK_TIMEOUT: Duration = Duration::from_millis(100);
+/// The longest attempt timeout an endpoint may set: 5 minutes.
 pub const MAX_WEBHOOK_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// An endpoint as shown: never its secret.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct EndpointInfo {
+    /// The endpoint's id (`sluice.webhook_endpoints.id`), shown as `ep_N`.
     pub id: i64,
+    /// The tenant whose events it receives.
     pub tenant: String,
+    /// Where events are POSTed (`http://` or `https://`, at most [`MAX_URL_LEN`]
+    /// characters).
     pub url: String,
+    /// Event type patterns it subscribes to: `invoice.paid`, `invoice.*` or `*`.
     pub events: Vec<String>,
+    /// Free text from its owner; empty if none.
     pub description: String,
+    /// False once disabled (by its owner, or after a 410 Gone): it gets no new deliveries,
+    /// and pending ones are cancelled at send time.
     pub enabled: bool,
     /// Why it is disabled (by its owner, or after a 410 Gone).
     pub disabled_reason: Option<String>,
@@ -59,18 +69,25 @@ pub struct EndpointInfo {
     pub key_id: String,
     /// Retry delays in ms after attempt 1, 2, ... (`None`: the default schedule).
     pub retry_schedule_ms: Option<Vec<i64>>,
+    /// Longest time one attempt may take, in milliseconds.
     pub timeout_ms: i32,
     /// While a rotated-out secret still signs beside the current one: until when.
     pub previous_until: Option<DateTime<Utc>>,
+    /// When the endpoint was created.
     pub created_at: DateTime<Utc>,
+    /// When it was last updated, disabled or had its secret rotated (a rotate-key
+    /// re-sealing keeps it).
     pub updated_at: DateTime<Utc>,
 }
 
 /// A signing secret sealed by the host, as stored. `Debug` shows no bytes.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SealedValue {
+    /// The id of the operator key that sealed it (16 hex characters).
     pub key_id: String,
+    /// The 12-byte AES-GCM nonce of this sealing.
     pub nonce: Vec<u8>,
+    /// The sealed secret with its 16-byte tag.
     pub ciphertext: Vec<u8>,
 }
 
@@ -85,11 +102,18 @@ impl std::fmt::Debug for SealedValue {
 /// A new endpoint. `retry_schedule: None` is the default schedule.
 #[derive(Clone, Debug, Default)]
 pub struct NewEndpoint {
+    /// The tenant that will own it; must exist and have fewer than
+    /// [`MAX_ENDPOINTS_PER_TENANT`].
     pub tenant: String,
+    /// Where to POST, `http://` or `https://`; the egress policy is applied at send time.
     pub url: String,
+    /// Event type patterns: `type`, `prefix.*` or `*`; at least one.
     pub events: Vec<String>,
+    /// Free text; empty for none.
     pub description: String,
+    /// Delays before retries after attempt 1, 2, …; `None`: [`DEFAULT_RETRY_SCHEDULE`].
     pub retry_schedule: Option<Vec<Duration>>,
+    /// Longest time one attempt may take; `None`: [`DEFAULT_WEBHOOK_TIMEOUT`].
     pub timeout: Option<Duration>,
 }
 
@@ -97,11 +121,17 @@ pub struct NewEndpoint {
 /// to the default schedule.
 #[derive(Clone, Debug, Default)]
 pub struct EndpointUpdate {
+    /// A new URL.
     pub url: Option<String>,
+    /// New event type patterns (they replace the old ones).
     pub events: Option<Vec<String>>,
+    /// A new description.
     pub description: Option<String>,
+    /// `Some(false)` disables it by its owner's choice; `Some(true)` enables it again.
     pub enabled: Option<bool>,
+    /// A new retry schedule, or `Some(None)` for the default one.
     pub retry_schedule: Option<Option<Vec<Duration>>>,
+    /// A new attempt timeout.
     pub timeout: Option<Duration>,
 }
 

@@ -45,8 +45,11 @@ impl WorkerKind {
 pub struct NewWorker {
     /// Its worker id: `locked_by` of the jobs it claims. Unique among live processes.
     pub id: String,
+    /// Whether it runs jobs or schedules.
     pub kind: WorkerKind,
+    /// The host name of its machine, shown in the registry.
     pub hostname: String,
+    /// Its operating-system process id on that machine.
     pub pid: u32,
     /// The binary's version (`CARGO_PKG_VERSION`).
     pub version: String,
@@ -62,6 +65,7 @@ pub struct NewWorker {
 /// A registration this process holds: present it to heartbeat and stop.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Registration {
+    /// The worker id the row was registered under.
     pub id: String,
     /// Random per start: a stop or heartbeat of this start never touches the row of a
     /// later process that reused the id.
@@ -89,6 +93,7 @@ impl WorkerState {
         WorkerState::Stopped,
     ];
 
+    /// `"running"`, `"lost"`, `"stopped"`: how the state is shown.
     pub fn as_str(self) -> &'static str {
         match self {
             WorkerState::Running => "running",
@@ -101,19 +106,29 @@ impl WorkerState {
 /// One row of the registry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkerRecord {
+    /// Its worker id (`locked_by` of the jobs it claims).
     pub id: String,
+    /// Whether it runs jobs or schedules.
     pub kind: WorkerKind,
+    /// Running, lost or stopped, read against the database clock when listed.
     pub state: WorkerState,
+    /// The host name of its machine.
     pub hostname: String,
+    /// Its process id on that machine.
     pub pid: i32,
+    /// The `sluice` version it runs.
     pub version: String,
+    /// The task contracts it runs (`"0.1"`, `"0.2"`); empty for a scheduler.
     pub contracts: Vec<String>,
     /// `None` for a scheduler.
     pub concurrency: Option<i32>,
     /// The lease in milliseconds: a row without a heartbeat for longer is lost.
     pub lease_ms: i64,
+    /// When it registered.
     pub started_at: DateTime<Utc>,
+    /// Its last heartbeat (a worker's job heartbeat renews it too).
     pub last_heartbeat: DateTime<Utc>,
+    /// When it said it stopped; `None` while running or lost.
     pub stopped_at: Option<DateTime<Utc>>,
 }
 

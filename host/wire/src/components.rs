@@ -22,10 +22,13 @@ pub fn contract_label(minor: i16) -> String {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ComponentView {
+    /// The component's id (`sluice.components.id`); job types name it by this id.
     #[schema(minimum = 1)]
     pub id: i64,
+    /// The component's name within its tenant; each version of it is its own component.
     #[schema(min_length = 1, max_length = 128)]
     pub name: String,
+    /// The version string given at upload, unique per name within the tenant.
     #[schema(min_length = 1, max_length = 64)]
     pub version: String,
     /// Lowercase hex SHA-256 of the bytes.
@@ -38,6 +41,7 @@ pub struct ComponentView {
     /// from its imports); a host runs it only if it runs that contract.
     #[schema(pattern = "^sluice:task@0\\.[0-9]+\\.0$")]
     pub contract: String,
+    /// When it was uploaded.
     pub created_at: DateTime<Utc>,
 }
 
@@ -61,10 +65,13 @@ impl From<ComponentRecord> for ComponentView {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ComponentDetail {
+    /// The component's id (`sluice.components.id`); job types name it by this id.
     #[schema(minimum = 1)]
     pub id: i64,
+    /// The component's name within its tenant; each version of it is its own component.
     #[schema(min_length = 1, max_length = 128)]
     pub name: String,
+    /// The version string given at upload, unique per name within the tenant.
     #[schema(min_length = 1, max_length = 64)]
     pub version: String,
     /// Lowercase hex SHA-256 of the bytes.
@@ -76,6 +83,7 @@ pub struct ComponentDetail {
     /// The task contract the component targets, e.g. `sluice:task@0.2.0`.
     #[schema(pattern = "^sluice:task@0\\.[0-9]+\\.0$")]
     pub contract: String,
+    /// When it was uploaded.
     pub created_at: DateTime<Utc>,
     /// The names of the job types that run this version, by name.
     pub job_types: Vec<String>,
@@ -102,6 +110,7 @@ impl ComponentDetail {
 /// precompile went.
 #[derive(Debug, Serialize)]
 pub struct PushedComponent {
+    /// The stored component (its fields inline).
     #[serde(flatten)]
     pub component: ComponentView,
     /// Seconds spent compiling (or loading the artifact, when this host had it).

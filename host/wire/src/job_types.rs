@@ -14,45 +14,69 @@ use utoipa::ToSchema;
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JobTypeView {
+    /// The job type's name, unique within its tenant; jobs are enqueued with it as `type`.
     #[schema(min_length = 1, max_length = 128)]
     pub name: String,
+    /// The id of the component (of the same tenant) its attempts run.
     #[schema(minimum = 1)]
     pub component_id: i64,
+    /// Attempts a job of this type gets when it does not ask for its own number.
     #[schema(minimum = 1)]
     pub max_attempts: i32,
+    /// Wall-clock limit of one attempt, in milliseconds; null: the host default.
     #[schema(required = true, minimum = 1)]
     pub timeout_ms: Option<i64>,
+    /// Fuel (Wasm CPU units) one attempt may burn; null: the host default.
     #[schema(required = true, minimum = 1)]
     pub fuel: Option<i64>,
+    /// Linear memory one attempt may grow to, in bytes, summed over its memories; null: the
+    /// host default.
     #[schema(required = true, minimum = 1)]
     pub memory_bytes: Option<i64>,
+    /// Largest output an attempt may return, in bytes; null: the host default.
     #[schema(required = true, minimum = 1)]
     pub output_bytes: Option<i64>,
+    /// Log bytes kept per attempt (the rest is dropped and counted); null: the host
+    /// default.
     #[schema(required = true, minimum = 1)]
     pub log_bytes: Option<i64>,
+    /// Delay before the first retry, in milliseconds, doubled per attempt; null: the host
+    /// default.
     #[schema(required = true, minimum = 0)]
     pub backoff_base_ms: Option<i64>,
+    /// Longest delay between retries, in milliseconds; null: the host default.
     #[schema(required = true, minimum = 0)]
     pub backoff_cap_ms: Option<i64>,
+    /// Fraction of the delay added or removed at random (0 to 1); null: the host default.
     #[schema(required = true, minimum = 0, maximum = 1)]
     pub backoff_jitter: Option<f64>,
     /// Destinations granted for outbound HTTP, normalised (`https://api.example.com:443`).
     pub allow_http: Vec<String>,
+    /// Outbound requests one attempt may start (0: none); null: the host default.
     #[schema(required = true, minimum = 0)]
     pub http_max_requests: Option<i32>,
+    /// Request body bytes per outbound request; null: the host default.
     #[schema(required = true, minimum = 1)]
     pub http_max_request_bytes: Option<i64>,
+    /// Response body bytes per outbound request; null: the host default.
     #[schema(required = true, minimum = 1)]
     pub http_max_response_bytes: Option<i64>,
+    /// Cap on connecting (TCP and TLS) per request, in milliseconds; null: the host
+    /// default.
     #[schema(required = true, minimum = 1)]
     pub http_connect_timeout_ms: Option<i64>,
+    /// Cap on the wait for the response head, in milliseconds; null: the host default.
     #[schema(required = true, minimum = 1)]
     pub http_first_byte_timeout_ms: Option<i64>,
+    /// Cap on the wait between two chunks of the response body, in milliseconds; null: the
+    /// host default.
     #[schema(required = true, minimum = 1)]
     pub http_between_bytes_timeout_ms: Option<i64>,
     /// Names of the tenant's secrets granted to the type.
     pub secrets: Vec<String>,
+    /// When the type was first registered.
     pub created_at: DateTime<Utc>,
+    /// When it was last set (each `PUT` or `types set` rewrites it).
     pub updated_at: DateTime<Utc>,
 }
 

@@ -19,6 +19,7 @@ use super::schemas;
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchItem {
+    /// The job's id: the new job's, or the one that holds the idempotency key.
     #[schema(minimum = 1)]
     pub id: i64,
     /// False when the idempotency key was taken: `id` is the job holding it.
@@ -29,6 +30,7 @@ pub struct BatchItem {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchResponse {
+    /// One item per job asked for, in request order.
     pub jobs: Vec<BatchItem>,
 }
 
@@ -51,28 +53,43 @@ fn bytes_as_json(bytes: &[u8]) -> serde_json::Value {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JobView {
+    /// The job's id, unique across tenants, in creation order.
     #[schema(minimum = 1)]
     pub id: i64,
+    /// The tenant that owns the job.
     pub tenant: String,
+    /// The job type it runs as (sent as `type`): the component and limits at claim time.
     #[serde(rename = "type")]
     #[schema(min_length = 1, max_length = 128)]
     pub job_type: String,
+    /// The job's state: `pending`, `running`, `completed`, `dead` or `cancelled`
+    /// (docs/state-machine.md).
     #[schema(schema_with = schemas::job_state)]
     pub state: String,
+    /// Claim order within the tenant: higher first, then earlier `run_at`, then lower id.
     #[schema(minimum = -32768, maximum = 32767)]
     pub priority: i32,
+    /// When the job is due: it may be claimed from then on (a retry's backoff moves it
+    /// later).
     pub run_at: DateTime<Utc>,
     /// Number of the attempt running or last run (0 before the first).
     #[schema(minimum = 0)]
     pub attempt: i32,
+    /// The attempts it may use; it dies when a failed attempt was the last.
     #[schema(minimum = 1)]
     pub max_attempts: i32,
+    /// The idempotency key it was enqueued with (unique per tenant while held); null if
+    /// none.
     #[schema(required = true, min_length = 1, max_length = 255)]
     pub idempotency_key: Option<String>,
+    /// How long the key stays taken: `retained` (while the job exists) or `unfinished`
+    /// (while it is pending or running).
     #[schema(schema_with = schemas::key_scope)]
     pub key_scope: String,
     /// A running job asked to stop.
     pub cancel_requested: bool,
+    /// The error of its last failed, expired or cancelled attempt, kept after a later
+    /// completion; null if none.
     #[schema(required = true)]
     pub last_error: Option<String>,
     /// The payload: JSON when it is JSON, else its text.
@@ -81,8 +98,12 @@ pub struct JobView {
     /// The output of a completed job: JSON when it is JSON, else its text; null before.
     #[schema(schema_with = schemas::any_json, required = true)]
     pub output: Option<serde_json::Value>,
+    /// When it was enqueued (the database's clock).
     pub created_at: DateTime<Utc>,
+    /// When its row last changed: a claim, a heartbeat, the end of an attempt, a cancel or
+    /// a retry.
     pub updated_at: DateTime<Utc>,
+    /// When it completed, died or was cancelled; null while pending or running.
     #[schema(required = true)]
     pub finished_at: Option<DateTime<Utc>>,
     /// The job whose successful attempt enqueued this one (a follow-up job); null if none.
@@ -128,22 +149,35 @@ impl From<JobRecord> for JobView {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JobListItem {
+    /// The job's id.
     #[schema(minimum = 1)]
     pub id: i64,
+    /// The job type it runs as (sent as `type`).
     #[serde(rename = "type")]
     #[schema(min_length = 1, max_length = 128)]
     pub job_type: String,
+    /// The job's state: `pending`, `running`, `completed`, `dead` or `cancelled`
+    /// (docs/state-machine.md).
     #[schema(schema_with = schemas::job_state)]
     pub state: String,
+    /// Claim order within the tenant: higher first, then earlier `run_at`, then lower id.
     #[schema(minimum = -32768, maximum = 32767)]
     pub priority: i32,
+    /// When the job is due: it may be claimed from then on (a retry's backoff moves it
+    /// later).
     pub run_at: DateTime<Utc>,
+    /// Number of the attempt running or last run (0 before the first).
     #[schema(minimum = 0)]
     pub attempt: i32,
+    /// The attempts it may use; it dies when a failed attempt was the last.
     #[schema(minimum = 1)]
     pub max_attempts: i32,
+    /// The idempotency key it was enqueued with (unique per tenant while held); null if
+    /// none.
     #[schema(required = true, min_length = 1, max_length = 255)]
     pub idempotency_key: Option<String>,
+    /// The error of its last failed, expired or cancelled attempt, kept after a later
+    /// completion; null if none.
     #[schema(required = true)]
     pub last_error: Option<String>,
     /// Bytes of the payload.
@@ -152,7 +186,9 @@ pub struct JobListItem {
     /// Bytes of the output (null before the job completes).
     #[schema(required = true, minimum = 0)]
     pub output_size: Option<i32>,
+    /// When it was enqueued.
     pub created_at: DateTime<Utc>,
+    /// When it completed, died or was cancelled; null while pending or running.
     #[schema(required = true)]
     pub finished_at: Option<DateTime<Utc>>,
     /// The job that enqueued this one as a follow-up; null if none.
@@ -185,6 +221,7 @@ impl From<JobSummary> for JobListItem {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JobPage {
+    /// At most the page's `limit` jobs, newest (highest id) first.
     pub jobs: Vec<JobListItem>,
     /// Pass as `cursor` for the next page; null on the last page.
     #[schema(required = true)]
@@ -201,6 +238,7 @@ pub struct AttemptView {
     pub attempt: i32,
     /// The id of the worker that ran it.
     pub worker: String,
+    /// When the attempt was claimed.
     pub started_at: DateTime<Utc>,
     /// Null while it runs.
     #[schema(required = true)]
@@ -236,13 +274,16 @@ impl From<AttemptRecord> for AttemptView {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AttemptLogView {
+    /// The job the attempt belongs to.
     #[schema(minimum = 1)]
     pub job_id: i64,
     /// The attempt number (it starts again at 1 after `POST /v1/jobs/{id}/retry`; the
     /// newest run of that number is shown).
     #[schema(minimum = 1)]
     pub attempt: i32,
+    /// When the attempt was claimed.
     pub started_at: DateTime<Utc>,
+    /// When it ended; null while it runs.
     #[schema(required = true)]
     pub finished_at: Option<DateTime<Utc>>,
     /// How the attempt ended; null while it runs.
@@ -285,6 +326,9 @@ pub struct BulkEnqueued {
 /// What `sluice jobs logs ID --json` prints: the logs of a job's attempts, oldest first.
 #[derive(Debug, Serialize)]
 pub struct JobLogs {
+    /// The job whose logs these are.
     pub job_id: i64,
+    /// One log per attempt that stored one, oldest first (an attempt that logged nothing,
+    /// or was released, has none).
     pub attempts: Vec<AttemptLogView>,
 }

@@ -12,6 +12,8 @@
 //! utoipa, chrono and `sluice_shared`'s units and labels), or read or write anything; the store's rows
 //! do not derive `Serialize`, so nothing reaches a surface without a view.
 
+#![warn(missing_docs)]
+
 pub mod components;
 pub mod job_types;
 pub mod jobs;

@@ -18,9 +18,13 @@ use super::schemas;
 #[serde(deny_unknown_fields)]
 #[schema(as = Schedule)]
 pub struct ScheduleView {
+    /// The schedule's id (`sluice.schedules.id`).
     #[schema(minimum = 1)]
     pub id: i64,
+    /// The tenant that owns the schedule and its jobs.
     pub tenant: String,
+    /// The schedule's name, unique within its tenant; the API and the CLI address it by
+    /// name.
     #[schema(min_length = 1, max_length = 128)]
     pub name: String,
     /// The cron expression, as given.
@@ -32,21 +36,32 @@ pub struct ScheduleView {
     pub job_type: String,
     /// The payload of every job, as text (the JSON given at creation).
     pub payload: String,
+    /// Priority of every job it enqueues (higher is claimed first).
     #[schema(minimum = -32768, maximum = 32767)]
     pub priority: i32,
     /// Attempts of each job (null: the job type's).
     #[schema(required = true, minimum = 1)]
     pub max_attempts: Option<i32>,
+    /// Each job runs at its slot plus a fixed offset from 0 to this many milliseconds, the
+    /// same for a given slot on every host.
     #[schema(minimum = 0)]
     pub jitter_ms: i64,
+    /// What to do with slots missed while no scheduler ran: `none` skips them, `latest`
+    /// fires the newest once, `all` fires up to `max_catch_up` of them.
     #[schema(schema_with = schemas::catch_up)]
     pub catch_up: String,
+    /// With catch-up `all`: the most missed slots fired at once (the older ones are
+    /// skipped).
     #[schema(minimum = 1)]
     pub max_catch_up: i32,
+    /// True while paused: no slot fires; resuming starts again from the next slot after the
+    /// resume.
     pub paused: bool,
     /// The earliest slot not yet fired or skipped (null: never again).
     #[schema(required = true)]
     pub next_slot: Option<DateTime<Utc>>,
+    /// The latest slot that enqueued a job (the slot's time, without jitter); null if none
+    /// has.
     #[schema(required = true)]
     pub last_fired_slot: Option<DateTime<Utc>>,
     /// Slots that enqueued a job.
@@ -58,7 +73,9 @@ pub struct ScheduleView {
     /// Why the last slot could not enqueue (cleared by the next success).
     #[schema(required = true)]
     pub last_error: Option<String>,
+    /// When the schedule was created.
     pub created_at: DateTime<Utc>,
+    /// When it was last changed: fired, skipped, paused or resumed.
     pub updated_at: DateTime<Utc>,
 }
 

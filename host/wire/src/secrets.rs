@@ -14,6 +14,7 @@ use utoipa::ToSchema;
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SecretView {
+    /// The secret's name, unique within its tenant; job types are granted secrets by name.
     #[schema(pattern = "^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
     pub name: String,
     /// The value's length in bytes.
@@ -22,7 +23,9 @@ pub struct SecretView {
     /// Which operator key sealed it (a fingerprint of the key, never the key).
     #[schema(pattern = "^[0-9a-f]{16}$")]
     pub key_id: String,
+    /// When the secret was first set.
     pub created_at: DateTime<Utc>,
+    /// When its value was last set (re-sealing under a new operator key keeps it).
     pub updated_at: DateTime<Utc>,
 }
 

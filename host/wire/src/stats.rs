@@ -15,16 +15,22 @@ use utoipa::ToSchema;
 #[serde(deny_unknown_fields)]
 #[schema(as = StateCounts)]
 pub struct StateCountsView {
+    /// Jobs waiting for a claim, due now or later.
     #[schema(minimum = 0)]
     pub pending: i64,
+    /// Pending jobs whose `run_at` has passed: claimable now.
     #[schema(minimum = 0)]
     pub ready: i64,
+    /// Jobs held by a worker under a lease.
     #[schema(minimum = 0)]
     pub running: i64,
+    /// Completed jobs not yet removed by retention.
     #[schema(minimum = 0)]
     pub completed: i64,
+    /// Jobs that used up their attempts or failed fatally, not yet removed by retention.
     #[schema(minimum = 0)]
     pub dead: i64,
+    /// Cancelled jobs not yet removed by retention.
     #[schema(minimum = 0)]
     pub cancelled: i64,
 }
@@ -47,13 +53,20 @@ impl From<StateCounts> for StateCountsView {
 #[serde(deny_unknown_fields)]
 #[schema(as = TypeStats)]
 pub struct TypeStatsView {
+    /// The tenant the figures are for.
     pub tenant: String,
+    /// The job type the figures are for.
     pub job_type: String,
     /// False when jobs of this type exist but the type is no longer registered.
     pub registered: bool,
+    /// Its jobs per state.
     pub counts: StateCountsView,
+    /// Seconds since the oldest ready job became due (its `run_at`); null when none is
+    /// ready.
     #[schema(required = true, minimum = 0)]
     pub oldest_ready_age_seconds: Option<f64>,
+    /// Attempts of this type whose lease expired (their host died or stalled) in the last
+    /// hour.
     #[schema(minimum = 0)]
     pub lease_expirations_last_hour: i64,
 }

@@ -18,6 +18,7 @@ pub struct TenantView {
     /// A lowercase slug (`acme`, `team-7`).
     #[schema(min_length = 1, max_length = 63)]
     pub id: String,
+    /// When the tenant was created.
     pub created_at: DateTime<Utc>,
     /// Largest job payload, in bytes.
     #[schema(required = true)]
@@ -96,16 +97,21 @@ impl From<TenantRecord> for TenantView {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TokenView {
+    /// The token's id (`sluice.api_tokens.id`), used to revoke it.
     #[schema(minimum = 1)]
     pub id: i64,
+    /// The tenant it acts for (an admin token may act for any).
     pub tenant: String,
     /// May act for any tenant.
     pub admin: bool,
     /// GET and HEAD only.
     pub read_only: bool,
+    /// The label given when it was minted, to tell tokens apart; null if none.
     #[schema(required = true)]
     pub label: Option<String>,
+    /// When it was minted.
     pub created_at: DateTime<Utc>,
+    /// When it was revoked; null while it still authenticates.
     #[schema(required = true)]
     pub revoked_at: Option<DateTime<Utc>>,
     /// When it last authenticated, to the minute (null: never).
@@ -131,6 +137,7 @@ impl From<TokenRecord> for TokenView {
 /// A token just minted: its fields and the bearer token, shown this once.
 #[derive(Debug, Serialize)]
 pub struct NewTokenView {
+    /// The token's fields (inline).
     #[serde(flatten)]
     pub record: TokenView,
     /// The bearer token (`sluice_…`); not recoverable.

@@ -29,11 +29,13 @@ pub struct EndpointView {
     /// `ep_<number>`.
     #[schema(pattern = "^ep_[0-9]+$", examples("ep_1"))]
     pub id: String,
+    /// The tenant whose events the endpoint receives.
     pub tenant: String,
     /// Where events are POSTed (`http://` or `https://`).
     pub url: String,
     /// Event type patterns: `invoice.paid`, `invoice.*` (every type under `invoice.`) or `*`.
     pub events: Vec<String>,
+    /// Free text from its owner; empty if none.
     pub description: String,
     /// Disabled endpoints receive nothing new (by their owner, or after a 410 Gone).
     pub enabled: bool,
@@ -50,7 +52,10 @@ pub struct EndpointView {
     /// After a rotation: until when the previous secret still signs beside the current
     /// one (null when it no longer does).
     pub previous_secret_until: Option<DateTime<Utc>>,
+    /// When the endpoint was created.
     pub created_at: DateTime<Utc>,
+    /// When it was last changed: updated, disabled, or its secret rotated (re-sealing under
+    /// a new operator key keeps it).
     pub updated_at: DateTime<Utc>,
     /// The signing secret (`whsec_…`): only in the answer of create and rotate-secret.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -98,8 +103,11 @@ pub struct DeliveryView {
     /// The delivery's job id (`GET /v1/jobs/{id}` shows the job).
     #[schema(minimum = 1)]
     pub id: i64,
+    /// The endpoint it is sent to, as `ep_N`.
     #[schema(pattern = "^ep_[0-9]+$")]
     pub endpoint: String,
+    /// The event it carries, as `evt_N` (its `webhook-id` is derived from the event and the
+    /// endpoint).
     #[schema(pattern = "^evt_[0-9]+$")]
     pub event: String,
     /// Null once retention removed the event.
@@ -110,11 +118,16 @@ pub struct DeliveryView {
     pub state: String,
     /// Attempts made so far.
     pub attempt: i32,
+    /// Attempts it may make before it is dead.
     pub max_attempts: i32,
     /// When the next attempt is due (pending), or was.
     pub run_at: DateTime<Utc>,
+    /// When the delivery was made: when the event was sent, or a redelivery asked.
     pub created_at: DateTime<Utc>,
+    /// When it completed, died or was cancelled; null while pending or running.
     pub finished_at: Option<DateTime<Utc>>,
+    /// Why the last attempt failed (the status and first bytes, or the network error); null
+    /// if none did.
     pub last_error: Option<String>,
     /// The HTTP status of the last answer, when there was one.
     pub last_status: Option<i32>,
@@ -146,6 +159,7 @@ impl From<DeliveryInfo> for DeliveryView {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EventAccepted {
+    /// The event's id, `evt_N`.
     #[schema(pattern = "^evt_[0-9]+$", examples("evt_1"))]
     pub id: String,
 }
@@ -154,8 +168,10 @@ pub struct EventAccepted {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TestSent {
+    /// The test event's id, `evt_N`.
     #[schema(pattern = "^evt_[0-9]+$")]
     pub event: String,
+    /// The job id of its delivery to the endpoint.
     #[schema(minimum = 1)]
     pub delivery: i64,
 }
@@ -164,6 +180,7 @@ pub struct TestSent {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Redelivered {
+    /// The job id of the new delivery.
     #[schema(minimum = 1)]
     pub delivery: i64,
 }

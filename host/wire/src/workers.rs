@@ -19,11 +19,18 @@ pub struct WorkerView {
     /// Its worker id (`locked_by` of the jobs it claims).
     #[schema(min_length = 1)]
     pub id: String,
+    /// `worker` (claims and runs jobs) or `scheduler` (fires schedules and runs retention,
+    /// claims nothing).
     #[schema(schema_with = schemas::worker_kind)]
     pub kind: String,
+    /// `running`, `lost` (no heartbeat for longer than its lease: it died or cannot reach
+    /// the database) or `stopped` (it shut down and said so), read against the database
+    /// clock.
     #[schema(schema_with = schemas::worker_state)]
     pub state: String,
+    /// The host name of the machine it runs on.
     pub hostname: String,
+    /// Its operating-system process id on that machine.
     #[schema(minimum = 0)]
     pub pid: i32,
     /// The `sluice` version it runs.
@@ -36,8 +43,11 @@ pub struct WorkerView {
     /// Without a heartbeat for longer than this, it is lost.
     #[schema(minimum = 0)]
     pub lease_ms: i64,
+    /// When it registered.
     pub started_at: DateTime<Utc>,
+    /// Its last heartbeat (a worker's job heartbeat renews it too).
     pub last_heartbeat: DateTime<Utc>,
+    /// When it shut down; null while running or lost.
     #[schema(required = true)]
     pub stopped_at: Option<DateTime<Utc>>,
 }

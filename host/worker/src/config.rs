@@ -76,6 +76,9 @@ impl WorkerConfig {
         }
     }
 
+    /// A worker named `worker_id` with the defaults: 8 slots and 1 spare, automatic
+    /// prefetch, a 5 min lease (30 s while prefetched), every tenant, no drain, the
+    /// sandbox's default limits and no secrets key.
     pub fn new(worker_id: impl Into<String>) -> Self {
         Self {
             worker_id: worker_id.into(),
@@ -100,11 +103,18 @@ impl WorkerConfig {
 /// Counts of what a worker recorded, printed when it stops.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct WorkerSummary {
+    /// Attempts the store recorded as completed.
     pub completed: u64,
+    /// Failed attempts whose job went back to pending for another attempt.
     pub retrying: u64,
+    /// Failed attempts whose job died (attempts used up, or fatal).
     pub dead: u64,
+    /// Attempts that ended cancelled (an operator's cancel).
     pub cancelled: u64,
+    /// Attempts given back unused (shutdown, infrastructure failure, not runnable here).
     pub released: u64,
+    /// Attempts nothing was recorded for: the lease was lost (reaped, claimed again) or the
+    /// database stayed unreachable past it.
     pub dropped: u64,
     /// Attempts still unrecorded when the shutdown budget ran out: their jobs come back
     /// when their lease expires. Zero after a clean shutdown.

@@ -23,6 +23,8 @@
 //! 6. `config`, `prefetch`, `wakeup`, `shutdown`: the configuration and its parts
 //! 7. `completer`: the one writer of an attempt's end
 
+#![warn(missing_docs)]
+
 mod attempt;
 mod beside;
 mod completer;

@@ -87,6 +87,8 @@ struct Inner {
 }
 
 impl AppState {
+    /// The state of one `sluice serve`: hashes `config.admin_token` once, and starts an
+    /// empty rate limiter and a fresh metrics registry.
     pub fn new(store: Store, sandbox: Sandbox, config: ServeConfig) -> AppState {
         AppState {
             inner: Arc::new(Inner {
@@ -101,6 +103,7 @@ impl AppState {
         }
     }
 
+    /// The store every handler reads and writes through.
     pub fn store(&self) -> &Store {
         &self.inner.store
     }
@@ -110,14 +113,18 @@ impl AppState {
         &self.inner.metrics
     }
 
+    /// The sandbox: it validates uploaded components, and its egress networks check job
+    /// types' allow lists (the API runs no jobs).
     pub fn sandbox(&self) -> &Sandbox {
         &self.inner.sandbox
     }
 
+    /// The settings `sluice serve` was started with.
     pub fn config(&self) -> &ServeConfig {
         &self.inner.config
     }
 
+    /// The per-tenant enqueue buckets (`max_enqueue_per_sec`, `enqueue_burst`).
     pub fn rate_limiter(&self) -> &RateLimiter {
         &self.inner.rate_limiter
     }

@@ -50,13 +50,20 @@ impl Capability for Jobs {
 /// host's defaults apply).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FollowUp {
+    /// The name of a job type of the attempt's tenant.
     pub job_type: String,
+    /// The child's payload bytes; counted against the grant's `max_bytes`.
     pub payload: Vec<u8>,
+    /// The child's priority (higher runs first); `None`: the default.
     pub priority: Option<i16>,
+    /// Due this long after the parent's completion is written; `None`: due then (or at
+    /// `run_at_ms`).
     pub delay: Option<Duration>,
     /// Milliseconds since the Unix epoch (UTC).
     pub run_at_ms: Option<i64>,
+    /// The child's attempt budget; `None`: its job type's.
     pub max_attempts: Option<u32>,
+    /// Per tenant: a key another job holds makes no new job.
     pub idempotency_key: Option<String>,
 }
 
@@ -77,6 +84,7 @@ pub type CheckFuture<'a> = Pin<Box<dyn Future<Output = Result<(), FollowUpRefusa
 /// The host's check of one follow-up job, made when the guest asks for it (the job's
 /// tenant is the attempt's; the host knows it).
 pub trait FollowUpCheck: Send + Sync {
+    /// `Ok` if the job may be enqueued; otherwise why not, passed to the guest.
     fn check<'a>(&'a self, follow_up: &'a FollowUp) -> CheckFuture<'a>;
 }
 
@@ -87,6 +95,8 @@ pub struct FollowUpGrant {
     pub max_count: u32,
     /// Their payload bytes together.
     pub max_bytes: u64,
+    /// Asked about each follow-up when the guest makes it, so a refusal reaches the guest
+    /// as an error.
     pub check: Arc<dyn FollowUpCheck>,
 }
 

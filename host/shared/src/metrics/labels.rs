@@ -20,7 +20,9 @@ pub const DEFAULT_MAX_LABEL_SETS: usize = 250;
 /// `tenant` and `job_type`: the labels of every per-job metric.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, EncodeLabelSet)]
 pub struct JobLabels {
+    /// The job's tenant id, or `_other` once the budget is spent.
     pub tenant: String,
+    /// The job type's name, or `_other` once the budget is spent.
     pub job_type: String,
 }
 
@@ -36,8 +38,11 @@ impl JobLabels {
 /// A job type's labels plus the job state (`sluice_queue_depth`).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct StateLabels {
+    /// The tenant id, or `_other` when the pair is folded.
     pub tenant: String,
+    /// The job type's name, or `_other` when the pair is folded.
     pub job_type: String,
+    /// The job state as stored: `pending`, `running`, `completed`, `dead` or `cancelled`.
     pub state: String,
 }
 
@@ -90,10 +95,15 @@ pub struct HttpBytesLabels {
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]
 #[allow(non_camel_case_types)]
 pub enum StoreOperation {
+    /// The claim loop's `Store::claim` (it looks again on its next turn).
     claim,
+    /// The lease heartbeat of the jobs a worker holds.
     heartbeat,
+    /// The reaper taking back jobs whose lease expired.
     reap,
+    /// The scheduler enqueuing the jobs of due schedules.
     fire_schedules,
+    /// The retention service deleting finished jobs past their retention.
     prune,
 }
 

@@ -39,9 +39,21 @@ pub const ATTEMPT_HEADER: &str = "sluice-webhook-attempt";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// 2xx: the status and the first bytes of the answer.
-    Delivered { status: u16, response: String },
+    Delivered {
+        /// The HTTP status, 200 to 299.
+        status: u16,
+        /// The first [`RESPONSE_KEPT_BYTES`] bytes of the body, as text (NUL replaced).
+        response: String,
+    },
     /// Try again after `delay` (unless the attempts are used up).
-    Retry { error: String, delay: Duration },
+    Retry {
+        /// What went wrong, kept as the attempt's error: the egress error with its
+        /// `wasi:http` code, the status and first bytes of the answer, the timeout, or a
+        /// signing secret that does not open.
+        error: String,
+        /// From the endpoint's retry schedule for this attempt ([`retry_delay`]).
+        delay: Duration,
+    },
     /// No attempt can succeed.
     Dead(String),
     /// The endpoint is gone, disabled or no longer subscribed: the delivery ends
@@ -55,17 +67,29 @@ pub enum Verdict {
 /// One claimed delivery.
 #[derive(Clone, Debug)]
 pub struct DeliveryJob<'a> {
+    /// The delivery's job id (`sluice.jobs.id`), named in the reason a 410 disables the
+    /// endpoint with.
     pub id: i64,
+    /// The tenant that owns the endpoint and the event.
     pub tenant: &'a str,
+    /// This attempt's number, 1-based; sent as the `sluice-webhook-attempt` header and
+    /// picks the retry delay.
     pub attempt: i32,
+    /// The job's payload, JSON `{"endpoint": N, "event": N}`; anything else makes the
+    /// delivery dead.
     pub payload: &'a [u8],
 }
 
 /// What sending needs from the host.
 pub struct Sender<'a> {
+    /// Reads the endpoint and the event at send time, and disables an endpoint on 410.
     pub store: &'a Store,
+    /// The one vetted connector every delivery is sent through.
     pub connector: &'a Connector,
+    /// Opens the endpoint's signing secrets; `None` (no secrets key on this host)
+    /// releases every delivery.
     pub keyring: Option<&'a Keyring>,
+    /// Records each send (`webhook_sent`: outcome, status, duration).
     pub metrics: &'a Metrics,
 }
 

@@ -23,13 +23,18 @@ pub const DEFAULT_ROTATION_GRACE: Duration = Duration::from_secs(24 * 3600);
 /// Why an endpoint could not be created or its secret rotated.
 #[derive(Debug, thiserror::Error)]
 pub enum EndpointError {
+    /// This process holds no secrets key to seal the signing secret with: start it with
+    /// one.
     #[error(
         "this process has no secrets key to seal the signing secret with: start it with --secrets-key-file PATH or {} (docs/secrets.md)",
         crate::secrets::KEY_ENV
     )]
     NoKey,
+    /// Sealing the new secret failed (the random source); nothing was written.
     #[error("cannot seal the signing secret: {0}")]
     Seal(#[from] SealError),
+    /// The store refused the endpoint (unknown tenant, bad URL or patterns, too many
+    /// endpoints) or could not be reached.
     #[error(transparent)]
     Store(#[from] StoreError),
 }

@@ -26,6 +26,7 @@ pub const DEFAULT_MAX_CATCH_UP: u32 = 10;
 /// A schedule to create. Build with [`NewSchedule::new`] and set the public fields.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NewSchedule {
+    /// The tenant that will own the schedule and its jobs; must exist.
     pub tenant: String,
     /// Unique per tenant; 1 to 128 characters.
     pub name: String,
@@ -33,6 +34,7 @@ pub struct NewSchedule {
     pub cron: String,
     /// IANA time zone the expression is evaluated in; default `UTC`.
     pub tz: String,
+    /// The tenant's job type every slot enqueues; checked again at each firing.
     pub job_type: String,
     /// Payload of every job (JSON by convention).
     pub payload: Vec<u8>,
@@ -43,6 +45,7 @@ pub struct NewSchedule {
     /// Each job runs at its slot plus a deterministic offset in `[0, jitter]`
     /// (millisecond precision).
     pub jitter: Duration,
+    /// What happens to slots missed while no scheduler ran; default [`CatchUp::Latest`].
     pub catch_up: CatchUp,
     /// With [`CatchUp::All`]: how many missed slots run at most (default 10).
     pub max_catch_up: u32,
@@ -76,22 +79,37 @@ impl NewSchedule {
 /// A stored schedule with its firing state and counters.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct ScheduleRecord {
+    /// The schedule's id (`sluice.schedules.id`).
     pub id: i64,
+    /// The tenant that owns it and its jobs.
     pub tenant: String,
+    /// Its name, unique within the tenant: how it is addressed.
     pub name: String,
+    /// The cron expression as given (5 fields, or 6 with seconds first).
     pub cron: String,
+    /// The IANA time zone the expression is evaluated in.
     pub tz: String,
+    /// The job type every slot enqueues.
     pub job_type: String,
+    /// The payload of every job.
     pub payload: Vec<u8>,
+    /// The priority of every job.
     pub priority: i32,
+    /// Attempts of each job; `None`: the job type's.
     pub max_attempts: Option<i32>,
+    /// Each job runs at its slot plus a deterministic offset in `[0, jitter_ms]`
+    /// milliseconds.
     pub jitter_ms: i64,
+    /// What happens to slots missed while no scheduler ran.
     #[sqlx(try_from = "String")]
     pub catch_up: CatchUp,
+    /// With [`CatchUp::All`]: how many missed slots fire at most.
     pub max_catch_up: i32,
+    /// True while paused (`pause_schedule`): no slot fires until `resume_schedule`.
     pub paused: bool,
     /// The earliest slot not yet fired or skipped (`None`: never again).
     pub next_slot: Option<DateTime<Utc>>,
+    /// The latest slot that enqueued a job (without jitter); `None` if none has.
     pub last_fired_slot: Option<DateTime<Utc>>,
     /// Slots that enqueued a job.
     pub fired_count: i64,
@@ -99,7 +117,9 @@ pub struct ScheduleRecord {
     pub skipped_count: i64,
     /// Why the last slot could not enqueue (cleared by the next success).
     pub last_error: Option<String>,
+    /// When the schedule was created.
     pub created_at: DateTime<Utc>,
+    /// When it was last fired, paused or resumed.
     pub updated_at: DateTime<Utc>,
 }
 

@@ -15,8 +15,11 @@ use super::Service;
 /// Renews the registry row of a process without leases to heartbeat, every third of its
 /// lease (a tenth after a failure).
 pub struct RegistryHeartbeat {
+    /// The store holding the registry row (`sluice.workers`).
     pub store: Store,
+    /// The row this process registered (its id and session).
     pub registration: Registration,
+    /// The registration's lease: it heartbeats every third of it.
     pub lease: Duration,
 }
 

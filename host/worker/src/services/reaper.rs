@@ -39,14 +39,18 @@ impl Default for ReaperConfig {
 
 /// The reaper service.
 pub struct Reaper {
+    /// Where expired leases are taken back.
     pub store: Store,
+    /// How often, and how many jobs per statement.
     pub config: ReaperConfig,
+    /// Counts each job taken back (`lease_expired`) and each failed pass.
     pub metrics: Metrics,
 }
 
 /// What one pass did: `None` if the store could not be reached.
 #[derive(Debug)]
 pub struct ReapReport {
+    /// Jobs taken back in this pass; `None` if the store could not be reached.
     pub reaped: Option<usize>,
 }
 

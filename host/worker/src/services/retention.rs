@@ -29,6 +29,8 @@ impl RetentionConfig {
     /// The default of `--retention-interval`.
     pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(3600);
 
+    /// Retention with the default interval and policy, offered as `host` (recorded with
+    /// each run, so the fleet sees who pruned).
     pub fn new(host: impl Into<String>) -> Self {
         RetentionConfig {
             interval: Self::DEFAULT_INTERVAL,
@@ -46,8 +48,11 @@ impl RetentionConfig {
 
 /// The retention service.
 pub struct Retention {
+    /// Where finished jobs, old schedule slots and registry rows are pruned.
     pub store: Store,
+    /// How often, what to keep, and this host's name.
     pub config: RetentionConfig,
+    /// Counts failed passes.
     pub metrics: Metrics,
 }
 

@@ -49,8 +49,11 @@ impl Default for SchedulerConfig {
 
 /// The scheduler service.
 pub struct Scheduler {
+    /// Where due schedules are locked and fired.
     pub store: Store,
+    /// How often to look at least, schedules per transaction, and the wait after a failure.
     pub config: SchedulerConfig,
+    /// Counts fired and skipped slots, and failed passes.
     pub metrics: Metrics,
 }
 

@@ -46,6 +46,7 @@ pub struct HttpCall {
 /// Every outbound request of an attempt, and the body bytes that crossed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HttpCalls {
+    /// One entry per request the guest started, in the order started.
     pub calls: Vec<HttpCall>,
     /// Request body bytes the guest sent.
     pub bytes_out: u64,
