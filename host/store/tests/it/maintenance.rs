@@ -73,6 +73,26 @@ async fn prune_runs_once_per_interval_and_removes_old_finished_jobs(pool: PgPool
     assert_eq!((by.as_str(), deleted), ("host-a", 20));
 }
 
+/// Waits (up to 10 s) until no backend holds the session advisory lock `key`.
+async fn until_no_session_holds(pool: &PgPool, key: i64) {
+    for _ in 0..200 {
+        let held: bool = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted \
+               AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+               AND ((classid::bigint << 32) | objid::bigint) = $1)",
+        )
+        .bind(key)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        if !held {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the closed session still holds advisory lock {key} after 10 s");
+}
+
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn a_host_holding_the_lock_keeps_others_from_pruning(pool: PgPool) {
     let store = setup(&pool).await;
@@ -94,8 +114,10 @@ async fn a_host_holding_the_lock_keeps_others_from_pruning(pool: PgPool) {
     assert_eq!(run, MaintenanceRun::Busy);
     assert_eq!(count_jobs(&pool).await, 10, "nothing pruned while locked");
 
-    // That host dies: its session ends and the lock with it.
+    // That host dies: its session ends and the lock with it. The server ends the backend
+    // after the client has gone, so wait until it has let go of the lock.
     other.close().await.unwrap();
+    until_no_session_holds(&pool, RETENTION_LOCK_KEY).await;
     let run = store
         .prune_if_due(&policy(), Duration::ZERO, "host-a")
         .await
