@@ -37,6 +37,7 @@ mod http;
 mod languages;
 mod metrics;
 mod openapi;
+mod postgres;
 mod prefetch_auto;
 mod prefetch_fairness;
 mod schedules;

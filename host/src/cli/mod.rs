@@ -133,7 +133,7 @@ pub async fn run(cli: Cli, global: Global) -> anyhow::Result<()> {
     let printer = Printer::new(global.json);
     if let Command::Bench(args) = cli.command {
         let store = match global.database_url {
-            Some(_) => Some(connect(&global).await?),
+            Some(_) => Some(connect(&global, "sluice bench").await?),
             None => None,
         };
         let report = crate::bench::run(store, args).await?;
@@ -143,7 +143,7 @@ pub async fn run(cli: Cli, global: Global) -> anyhow::Result<()> {
     if let Command::Task(command) = cli.command {
         return task_new::run(&printer, command);
     }
-    let store = connect(&global).await?;
+    let store = connect(&global, &application_name(&cli.command)).await?;
     if !matches!(cli.command, Command::Migrate) {
         // Every verb but `migrate` needs the schema this binary was built for: say so
         // once, with the fix, instead of failing on a missing relation.
@@ -181,11 +181,31 @@ pub async fn run(cli: Cli, global: Global) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn connect(global: &Global) -> anyhow::Result<Store> {
+async fn connect(global: &Global, application_name: &str) -> anyhow::Result<Store> {
     let url = global.database_url.as_deref().context(
         "no database given: set DATABASE_URL or pass --database-url postgres://user@host/db",
     )?;
-    Store::connect(url).await
+    Store::connect_with(url, application_name, 10).await
+}
+
+/// What this process's connections say in `pg_stat_activity` (unless the URL sets
+/// `application_name`): `sluice worker <id>`, `sluice scheduler <id>`, `sluice serve`,
+/// `sluice migrate`, and `sluice cli` for the other verbs.
+fn application_name(command: &Command) -> String {
+    use sluice_shared::registration::default_worker_id;
+    match command {
+        Command::Worker(args) => format!(
+            "sluice worker {}",
+            args.worker_id.clone().unwrap_or_else(default_worker_id)
+        ),
+        Command::Scheduler(args) => format!(
+            "sluice scheduler {}",
+            args.worker_id.clone().unwrap_or_else(default_worker_id)
+        ),
+        Command::Serve(_) => "sluice serve".into(),
+        Command::Migrate => "sluice migrate".into(),
+        _ => "sluice cli".into(),
+    }
 }
 
 /// Read a file named on the command line, saying which file failed.

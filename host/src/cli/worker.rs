@@ -120,6 +120,11 @@ pub async fn run(
     args: WorkerArgs,
 ) -> anyhow::Result<()> {
     check_timings(&args)?;
+    // Retention's session lock goes where LISTEN goes: past the transaction pooler.
+    let store = match &args.direct_database_url {
+        Some(url) => store.with_direct_url(url),
+        None => store,
+    };
     if let Some(nice) = args.autogroup_nice {
         let now = crate::autogroup::set_nice(nice)?;
         tracing::info!(autogroup = %now, "lowered this worker's CPU weight against other sessions");

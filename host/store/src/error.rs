@@ -166,11 +166,13 @@ impl StoreError {
             | sqlx::Error::WorkerCrashed => true,
             sqlx::Error::Database(db) => db.code().is_some_and(|code| {
                 // 08: connection exception; 57P01-03: shutdown / cannot connect now;
-                // 40001 / 40P01: serialization failure / deadlock.
+                // 40001 / 40P01: serialization failure / deadlock; 25006: read-only
+                // transaction (the statement reached a primary that became a standby
+                // in a failover: an outage, never the job's fault).
                 code.starts_with("08")
                     || matches!(
                         code.as_ref(),
-                        "57P01" | "57P02" | "57P03" | "40001" | "40P01"
+                        "57P01" | "57P02" | "57P03" | "40001" | "40P01" | "25006"
                     )
             }),
             _ => false,

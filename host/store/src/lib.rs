@@ -26,6 +26,7 @@
 mod admin;
 mod attempt_logs;
 mod components;
+mod connect;
 mod depth;
 mod enqueue;
 mod error;
@@ -58,10 +59,11 @@ mod webhook_deliveries;
 mod webhooks;
 mod workers;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::PgPool;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use tokio_util::sync::DropGuard;
 
 /// How long connecting to the database may take before it is reported as failed.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -126,47 +128,38 @@ pub const DEFAULT_MAX_PAYLOAD_BYTES: i64 = 1024 * 1024;
 pub struct Store {
     pool: PgPool,
     default_max_payload_bytes: i64,
+    /// Keeps the failover watcher of a several-host URL running (`connect::failover`).
+    _watcher: Option<Arc<DropGuard>>,
+    /// Where a session-scoped lock is taken when the pool's URL is a transaction pooler
+    /// ([`Store::with_direct_url`]).
+    direct_url: Option<Arc<str>>,
 }
 
+/// `application_name` of connections opened without one: `Store::connect`.
+pub const DEFAULT_APPLICATION_NAME: &str = "sluice";
+
 impl Store {
-    /// Connects a pool of `max_connections` (default 10) to `url`.
+    /// Connects a pool of 10 to `url`, named [`DEFAULT_APPLICATION_NAME`] in
+    /// `pg_stat_activity` unless the URL sets `application_name`.
     pub async fn connect(url: &str) -> anyhow::Result<Store> {
-        Self::connect_with(url, 10).await
+        Self::connect_with(url, DEFAULT_APPLICATION_NAME, 10).await
     }
 
-    /// Connects a pool of `max_connections` to `url`. One connection is opened first, on
-    /// its own, so an unreachable server fails at once with the reason (connection
-    /// refused, unknown host, authentication) and the address, instead of the pool
-    /// retrying until its acquire timeout and reporting only that it timed out.
-    pub async fn connect_with(url: &str, max_connections: u32) -> anyhow::Result<Store> {
-        use anyhow::Context as _;
-        use sqlx::Connection as _;
-        let options: PgConnectOptions = url.parse().context(
-            "the database URL is not a PostgreSQL connection string (postgres://user@host:port/db)",
-        )?;
-        let address = match options.get_socket() {
-            Some(socket) => socket.display().to_string(),
-            None => format!("{}:{}", options.get_host(), options.get_port()),
-        };
-        let first =
-            tokio::time::timeout(CONNECT_TIMEOUT, sqlx::PgConnection::connect_with(&options))
-                .await
-                .map_err(|_| anyhow::anyhow!("no answer within {CONNECT_TIMEOUT:?}"))
-                .and_then(|r| r.map_err(anyhow::Error::from))
-                .with_context(|| {
-                    format!(
-                        "cannot connect to PostgreSQL at {address} (database {:?})",
-                        options.get_database().unwrap_or("(default)")
-                    )
-                })?;
-        first.close().await.ok();
-        let pool = PgPoolOptions::new()
-            .max_connections(max_connections)
-            .acquire_timeout(CONNECT_TIMEOUT)
-            .connect_with(options)
-            .await
-            .with_context(|| format!("connect to the Sluice database at {address}"))?;
-        Ok(Store::new(pool))
+    /// Connects a pool of `max_connections` to `url` (any form psql takes: TLS modes and
+    /// certificates, several hosts with `target_session_attrs`, docs/postgres.md), its
+    /// connections named `application_name` unless the URL sets one. One connection is
+    /// opened first, on its own, so an unreachable server or a refused certificate fails
+    /// at once with the reason and the URL parameter to change.
+    pub async fn connect_with(
+        url: &str,
+        application_name: &str,
+        max_connections: u32,
+    ) -> anyhow::Result<Store> {
+        let opened = connect::open(url, application_name, max_connections, CONNECT_TIMEOUT).await?;
+        Ok(Store {
+            _watcher: opened.watcher,
+            ..Store::new(opened.pool)
+        })
     }
 
     /// Wraps an existing pool.
@@ -174,7 +167,18 @@ impl Store {
         Store {
             pool,
             default_max_payload_bytes: DEFAULT_MAX_PAYLOAD_BYTES,
+            _watcher: None,
+            direct_url: None,
         }
+    }
+
+    /// This store with `url` for what needs a session of its own on the database itself
+    /// rather than through a transaction pooler: retention's advisory lock (a session
+    /// lock taken through PgBouncer in transaction mode stays on whichever server
+    /// connection ran it). `sluice worker --direct-database-url` sets it.
+    pub fn with_direct_url(mut self, url: &str) -> Store {
+        self.direct_url = Some(url.into());
+        self
     }
 
     /// True when the database server runs on this machine: a Unix socket, `localhost` or

@@ -6,11 +6,13 @@
 //! connection, a listener started late), so workers still poll for jobs and heartbeats
 //! still report cancel requests.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::postgres::PgListener;
+use tokio_util::sync::DropGuard;
 
-use crate::{Store, StoreError};
+use crate::{Store, StoreError, connect};
 
 /// Notified by statements that make jobs pending: enqueue, release, reap, retry, and a
 /// failed attempt going back to pending. An empty payload means "due now"; a payload of
@@ -39,6 +41,8 @@ pub enum Notice {
 /// A dedicated connection listening on [`JOBS_CHANNEL`] and [`CANCEL_CHANNEL`].
 pub struct StoreListener {
     inner: PgListener,
+    /// The failover watcher of a listener on its own several-host URL.
+    _watcher: Option<Arc<DropGuard>>,
 }
 
 impl std::fmt::Debug for StoreListener {
@@ -84,17 +88,6 @@ impl StoreListener {
     }
 }
 
-impl StoreListener {
-    /// Opens a listener on its own connection to `url`, outside any pool: for a
-    /// deployment whose `DATABASE_URL` goes through a transaction pooler (PgBouncer in
-    /// transaction mode drops LISTEN), `url` names the database directly.
-    pub async fn connect(url: &str) -> Result<StoreListener, StoreError> {
-        let mut inner = PgListener::connect(url).await?;
-        inner.listen_all([JOBS_CHANNEL, CANCEL_CHANNEL]).await?;
-        Ok(StoreListener { inner })
-    }
-}
-
 /// Decodes a [`JOBS_CHANNEL`] payload; anything but a delay in microseconds means "now".
 fn jobs_notice(payload: &str) -> Notice {
     match payload.parse::<u64>() {
@@ -108,7 +101,29 @@ impl Store {
     pub async fn listen(&self) -> Result<StoreListener, StoreError> {
         let mut inner = PgListener::connect_with(&self.pool).await?;
         inner.listen_all([JOBS_CHANNEL, CANCEL_CHANNEL]).await?;
-        Ok(StoreListener { inner })
+        Ok(StoreListener {
+            inner,
+            _watcher: None,
+        })
+    }
+
+    /// Opens a listener on its own connection to `url`, outside the pool: for a
+    /// deployment whose `DATABASE_URL` goes through a transaction pooler (PgBouncer in
+    /// transaction mode drops LISTEN), `url` names the database directly. It takes every
+    /// form `DATABASE_URL` takes (TLS, several hosts: it follows the primary), and the
+    /// store's `application_name` unless `url` sets one.
+    pub async fn listen_at(&self, url: &str) -> anyhow::Result<StoreListener> {
+        let options = self.pool.connect_options();
+        let name = options
+            .get_application_name()
+            .unwrap_or(crate::DEFAULT_APPLICATION_NAME);
+        let opened = connect::open(url, name, 1, crate::CONNECT_TIMEOUT).await?;
+        let mut inner = PgListener::connect_with(&opened.pool).await?;
+        inner.listen_all([JOBS_CHANNEL, CANCEL_CHANNEL]).await?;
+        Ok(StoreListener {
+            inner,
+            _watcher: opened.watcher,
+        })
     }
 }
 

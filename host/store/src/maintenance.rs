@@ -66,13 +66,18 @@ impl Store {
         host: &str,
     ) -> Result<MaintenanceRun, StoreError> {
         let every_us = micros("every", every, false)?;
-        // A connection of its own: the session lock lives exactly as long as it.
-        let mut lock_conn = PgConnection::connect_with(&*self.pool.connect_options()).await?;
+        // A connection of its own: the session lock lives exactly as long as it. Behind
+        // a transaction pooler it goes to the direct URL, where a session is a session.
+        let mut lock_conn = match &self.direct_url {
+            Some(url) => self.direct_connection(url).await?,
+            None => PgConnection::connect_with(&*self.pool.connect_options()).await?,
+        };
         let locked: bool = sqlx::query_scalar(TRY_LOCK)
             .bind(RETENTION_LOCK_KEY)
             .fetch_one(&mut lock_conn)
             .await?;
         if !locked {
+            let _ = lock_conn.close().await;
             return Ok(MaintenanceRun::Busy);
         }
         let result = self.prune_locked(policy, every_us, host).await;
@@ -83,6 +88,20 @@ impl Store {
             .await;
         let _ = lock_conn.close().await;
         result
+    }
+
+    /// One connection to `url` (any form `connect` takes), named like the pool's.
+    async fn direct_connection(&self, url: &str) -> Result<PgConnection, StoreError> {
+        let options = self.pool.connect_options();
+        let name = options
+            .get_application_name()
+            .unwrap_or(crate::DEFAULT_APPLICATION_NAME);
+        let opened = crate::connect::open(url, name, 1, crate::CONNECT_TIMEOUT)
+            .await
+            .map_err(|e| StoreError::Database(sqlx::Error::Configuration(e.into())))?;
+        let conn = opened.pool.acquire().await?.detach();
+        opened.pool.close().await;
+        Ok(conn)
     }
 
     async fn prune_locked(

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use sluice_store::{Notice, Store, StoreListener};
+use sluice_store::{Notice, Store};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tracing::{info, warn};
@@ -178,8 +178,8 @@ async fn listen_loop(store: Store, listen: Listen, tx: mpsc::Sender<Wake>, state
     let mut fell_back = false;
     loop {
         let connected = match &listen {
-            Listen::Direct(url) => StoreListener::connect(url).await,
-            _ => store.listen().await,
+            Listen::Direct(url) => store.listen_at(url).await,
+            _ => store.listen().await.map_err(anyhow::Error::from),
         };
         match connected {
             Ok(mut listener) => {

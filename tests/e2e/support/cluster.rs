@@ -1,6 +1,8 @@
 //! A throwaway PostgreSQL cluster for tests that must restart the server (the chaos
-//! test): `initdb` + `pg_ctl` in a temp dir on a free port, run as the `postgres` user
-//! when we are root, like `scripts/lib/postgres.sh`. Stopped and deleted on drop.
+//! test) or configure it (TLS, `postgres::`): `initdb` + `pg_ctl` in a temp dir on a
+//! free port, run as the `postgres` user when we are root, like `scripts/lib/postgres.sh`.
+//! Stopped and deleted on drop, or, for one shared by a whole test run
+//! ([`Cluster::shared`]), when the test process exits.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,6 +18,14 @@ pub struct Cluster {
 impl Cluster {
     /// Initialises and starts a cluster; panics with the reason when it cannot.
     pub fn start() -> Self {
+        let cluster = Self::init();
+        cluster.start_with(&[]);
+        cluster
+    }
+
+    /// Initialises a cluster without starting it: write files into its data directory
+    /// ([`Cluster::write`]), then [`Cluster::start_with`] its settings.
+    pub fn init() -> Self {
         let bin = pg_bin_dir().expect(
             "no PostgreSQL server binaries (initdb, pg_ctl) on PATH or in /usr/lib/postgresql/*/bin: \
              install them (apt-get install postgresql)",
@@ -50,24 +60,80 @@ impl Cluster {
                 "--no-sync",
             ],
         );
-        let options = format!(
-            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off",
-            cluster.dir.display()
+        cluster
+    }
+
+    /// Starts the initialised cluster with these `-c name=value` settings on top of the
+    /// defaults (port, 127.0.0.1 only, 200 connections, fsync off).
+    pub fn start_with(&self, settings: &[&str]) {
+        let mut options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off",
+            self.port,
+            self.dir.display()
         );
-        cluster.pg(
+        for setting in settings {
+            options.push_str(" -c ");
+            options.push_str(setting);
+        }
+        self.pg(
             "pg_ctl",
             &[
                 "-D",
-                &cluster.data(),
+                &self.data(),
                 "-l",
-                &cluster.log(),
+                &self.log(),
                 "-w",
                 "-o",
                 &options,
                 "start",
             ],
         );
-        cluster
+    }
+
+    /// Writes `contents` to `name` in the data directory, owned by the server's user and
+    /// readable by it only (what PostgreSQL demands of a private key).
+    pub fn write(&self, name: &str, contents: &[u8]) {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.dir.join("data").join(name);
+        std::fs::write(&path, contents).expect("write into the data directory");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        if self.as_postgres {
+            run(
+                Command::new("chown").arg("postgres").arg(&path),
+                "chown a data file",
+            );
+        }
+    }
+
+    /// Keeps this cluster for the rest of the test run (tests sharing one server, each
+    /// with its own database): a watchdog stops and deletes it once this process exits.
+    pub fn shared(self) -> &'static Cluster {
+        let stop = format!(
+            "while kill -0 {pid} 2>/dev/null; do sleep 1; done; {run_as}{pg_ctl} -D {data} \
+             -m immediate -w stop >/dev/null 2>&1; rm -rf {dir}",
+            pid = std::process::id(),
+            run_as = if self.as_postgres {
+                "runuser -u postgres -- "
+            } else {
+                ""
+            },
+            pg_ctl = self.bin.join("pg_ctl").display(),
+            data = self.data(),
+            dir = self.dir.display(),
+        );
+        Command::new("sh")
+            .args(["-c", &stop])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn the cluster's watchdog");
+        Box::leak(Box::new(self))
+    }
+
+    /// The directory holding the data directory and the server's socket.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     pub fn url(&self) -> String {
@@ -149,7 +215,7 @@ fn run(command: &mut Command, what: &str) {
     );
 }
 
-fn pg_bin_dir() -> Option<PathBuf> {
+pub fn pg_bin_dir() -> Option<PathBuf> {
     let has_tools = |d: &Path| d.join("pg_ctl").is_file() && d.join("initdb").is_file();
     if let Ok(path) = std::env::var("PATH") {
         for d in std::env::split_paths(&path) {

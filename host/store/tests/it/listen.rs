@@ -99,7 +99,7 @@ async fn listener_reconnects_after_its_connection_drops(pool: PgPool) {
 }
 
 /// A failed attempt going back to pending tells listeners when its retry falls due, and a
-/// listener opened on its own connection (`StoreListener::connect`, for deployments behind
+/// listener opened on its own connection (`Store::listen_at`, for deployments behind
 /// a transaction pooler) hears it like a pooled one.
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn a_retry_announces_its_due_time_to_a_direct_listener(pool: PgPool) {
@@ -107,9 +107,7 @@ async fn a_retry_announces_its_due_time_to_a_direct_listener(pool: PgPool) {
     let base = std::env::var("DATABASE_URL").expect("DATABASE_URL");
     let db = pool.connect_options().get_database().unwrap().to_owned();
     let (prefix, _) = base.rsplit_once('/').unwrap();
-    let mut listener = sluice_store::StoreListener::connect(&format!("{prefix}/{db}"))
-        .await
-        .unwrap();
+    let mut listener = store.listen_at(&format!("{prefix}/{db}")).await.unwrap();
     store
         .enqueue(&job("x").with_run_at(RunAt::Delay(Duration::from_secs(60))))
         .await

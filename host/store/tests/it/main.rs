@@ -9,6 +9,7 @@ mod bulk;
 mod claim;
 mod common;
 mod components;
+mod connect;
 mod edges;
 mod enqueue;
 mod fairness;
