@@ -199,7 +199,7 @@ async fn a_failover_mid_drain_loses_no_job_spends_no_attempt_and_keeps_fencing()
     );
     let fence_attempts = count(
         &after,
-        "SELECT attempt FROM sluice.jobs WHERE job_type = 'fence'",
+        "SELECT attempt::bigint FROM sluice.jobs WHERE job_type = 'fence'",
     )
     .await;
     let retried: usize = workers
@@ -210,9 +210,10 @@ async fn a_failover_mid_drain_loses_no_job_spends_no_attempt_and_keeps_fencing()
         "postgres::failover: formation up in {formation_took:.1?} (synchronous_standby_names = \
          {sync}); {done_before} of {JOBS} jobs done when `pg_autoctl perform failover` started; \
          it took {failover:.1?}; both workers LISTEN on the new primary {listen_back:.1?} after \
-         it started; {JOBS} jobs drained in {drained:.1?}, each completed once on its first \
+         it started ({:.1?} after it returned); {JOBS} jobs drained in {drained:.1?}, each completed once on its first \
          attempt; {retried} store calls retried by the workers; the fence job took \
          {fence_attempts} attempts and its stale lease completed nothing; other attempt \
-         outcomes: {other:?}"
+         outcomes: {other:?}",
+        listen_back.saturating_sub(failover)
     );
 }

@@ -34,7 +34,12 @@ impl Formation {
     /// Creates and starts the monitor, the first node (the primary), then the second (a
     /// secondary in sync); returns once the monitor reports them so.
     pub fn start(autoctl: &Path) -> Formation {
-        let bin = pg_bin_dir().expect("PostgreSQL server binaries");
+        // The real directory: pg_autoctl looks for pg_controldata beside pg_ctl, and a
+        // PATH entry may hold only links to some of the tools.
+        let bin = pg_bin_dir()
+            .and_then(|d| d.join("pg_ctl").canonicalize().ok())
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+            .expect("PostgreSQL server binaries");
         let dir = std::env::temp_dir().join(format!("sluice-paf-{}", free_port()));
         std::fs::create_dir_all(&dir).unwrap();
         if postgres_user_if_root().is_some() {
@@ -125,10 +130,16 @@ impl Formation {
             return Vec::new();
         };
         let nodes = state.as_array().cloned().unwrap_or_default();
-        nodes
-            .iter()
-            .map(|n| n["reported_state"].as_str().unwrap_or("").to_owned())
-            .collect()
+        // The reported state's key (`current_group_state` in pg_auto_failover 2.0).
+        let reported = |n: &serde_json::Value| -> String {
+            let fields = n.as_object().cloned().unwrap_or_default();
+            ["current_group_state", "reported_state", "reportedstate"]
+                .iter()
+                .find_map(|k| fields.get(*k).and_then(|v| v.as_str()))
+                .unwrap_or("")
+                .to_owned()
+        };
+        nodes.iter().map(reported).collect()
     }
 
     /// `pg_autoctl show state --json`, once the monitor answers.
@@ -149,13 +160,18 @@ impl Formation {
         std::fs::read_to_string(self.dir.join(format!("{name}.log"))).unwrap_or_default()
     }
 
-    fn wait_until(&self, what: &str, done: impl Fn(&Formation) -> bool) {
+    fn wait_until(&mut self, what: &str, done: impl Fn(&Formation) -> bool) {
         let deadline = Instant::now() + Duration::from_secs(180);
         while !done(self) {
+            let exited = self
+                .children
+                .iter_mut()
+                .any(|c| matches!(c.try_wait(), Ok(Some(_))));
             assert!(
-                Instant::now() < deadline,
-                "pg_auto_failover: no {what} within 180 s; states {:?}\n--- monitor\n{}\n--- node1\n{}\n--- node2\n{}",
+                Instant::now() < deadline && !exited,
+                "pg_auto_failover: no {what} (within 180 s, with every pg_autoctl running); states {:?} in {:?}\n--- monitor\n{}\n--- node1\n{}\n--- node2\n{}",
                 self.states(),
+                self.state(),
                 self.log("monitor"),
                 self.log("node1"),
                 self.log("node2")
