@@ -121,6 +121,8 @@ impl Cluster {
             data = self.data(),
             dir = self.dir.display(),
         );
+        // Never waited for on purpose: it outlives this process to clean up after it.
+        #[allow(clippy::zombie_processes)]
         Command::new("sh")
             .args(["-c", &stop])
             .stdin(std::process::Stdio::null())
