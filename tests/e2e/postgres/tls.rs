@@ -81,7 +81,8 @@ fn server() -> &'static TlsServer {
               hostssl all all 127.0.0.1/32 trust\n",
         );
         cluster.start_with(&["ssl=on", "ssl_ca_file=root.crt"]);
-        let dir = std::env::temp_dir().join(format!("sluice-tls-client-{}", cluster.port));
+        // Beside the data directory, so the cluster's watchdog deletes them too.
+        let dir = cluster.dir().join("client");
         std::fs::create_dir_all(&dir).unwrap();
         let (client_cert, client_key) = ca.issue(&[], "certuser", false);
         let server = TlsServer {
