@@ -90,3 +90,32 @@ async fn of_several_hosts_the_first_that_answers_is_used(pool: PgPool) {
         "each host and its reason: {message}"
     );
 }
+
+/// Behind a transaction pooler retention's session lock must not go through the pool:
+/// with a direct URL (`Store::with_direct_url`) the lock's connection goes there.
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn retention_takes_its_lock_on_the_direct_url(pool: PgPool) {
+    use sluice_store::{MaintenanceRun, RetentionPolicy};
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let store = Store::new(pool.clone());
+    let policy = RetentionPolicy::default();
+    let nowhere = store
+        .clone()
+        .with_direct_url(&format!("postgres://postgres@127.0.0.1:{closed_port}/x"));
+    let error = nowhere
+        .prune_if_due(&policy, std::time::Duration::ZERO, "h")
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains(&closed_port.to_string()),
+        "{error}"
+    );
+    let direct = store.with_direct_url(&url_of(&pool, ""));
+    let run = direct
+        .prune_if_due(&policy, std::time::Duration::ZERO, "h")
+        .await
+        .unwrap();
+    assert!(matches!(run, MaintenanceRun::Ran(_)), "{run:?}");
+}
