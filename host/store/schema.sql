@@ -132,6 +132,8 @@ CREATE TABLE sluice.job_types (
     http_first_byte_timeout_ms bigint,
     http_between_bytes_timeout_ms bigint,
     secrets text[] DEFAULT '{}'::text[] NOT NULL,
+    durable boolean DEFAULT false NOT NULL,
+    journal_bytes bigint,
     CONSTRAINT job_types_backoff_base_ms_check CHECK ((backoff_base_ms >= 0)),
     CONSTRAINT job_types_backoff_cap_ms_check CHECK ((backoff_cap_ms >= 0)),
     CONSTRAINT job_types_backoff_jitter_check CHECK (((backoff_jitter >= (0)::double precision) AND (backoff_jitter <= (1)::double precision))),
@@ -142,6 +144,7 @@ CREATE TABLE sluice.job_types (
     CONSTRAINT job_types_http_request_bytes_check CHECK ((http_request_bytes > 0)),
     CONSTRAINT job_types_http_response_bytes_check CHECK ((http_response_bytes > 0)),
     CONSTRAINT job_types_http_timeouts_check CHECK (((http_connect_timeout_ms > 0) AND (http_first_byte_timeout_ms > 0) AND (http_between_bytes_timeout_ms > 0))),
+    CONSTRAINT job_types_journal_bytes_check CHECK ((journal_bytes > 0)),
     CONSTRAINT job_types_log_bytes_check CHECK ((log_bytes > 0)),
     CONSTRAINT job_types_max_attempts_check CHECK ((max_attempts >= 1)),
     CONSTRAINT job_types_memory_bytes_check CHECK ((memory_bytes > 0)),
@@ -206,6 +209,29 @@ END)),
     autovacuum_vacuum_scale_factor=0.01,
     autovacuum_vacuum_threshold=1000,
     fillfactor=75
+);
+
+CREATE TABLE sluice.journal (
+    job_id bigint NOT NULL,
+    seq integer NOT NULL,
+    kind text NOT NULL,
+    request text NOT NULL,
+    summary text NOT NULL,
+    result bytea NOT NULL,
+    attempt integer NOT NULL,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT journal_pkey PRIMARY KEY (job_id, seq),
+    CONSTRAINT journal_seq_check CHECK ((seq >= 0))
+);
+
+CREATE TABLE sluice.journal_heads (
+    job_id bigint NOT NULL,
+    component_id bigint NOT NULL,
+    entries integer NOT NULL,
+    bytes bigint NOT NULL,
+    CONSTRAINT journal_heads_bytes_check CHECK ((bytes >= 0)),
+    CONSTRAINT journal_heads_entries_check CHECK ((entries >= 0)),
+    CONSTRAINT journal_heads_pkey PRIMARY KEY (job_id)
 );
 
 CREATE TABLE sluice.maintenance_runs (
@@ -432,6 +458,8 @@ CREATE UNIQUE INDEX jobs_idempotency_key_uidx ON sluice.jobs USING btree (tenant
 CREATE UNIQUE INDEX jobs_parent_uidx ON sluice.jobs USING btree (parent_id, parent_seq) WHERE (parent_id IS NOT NULL);
 CREATE UNIQUE INDEX jobs_pkey ON sluice.jobs USING btree (id);
 CREATE INDEX jobs_running_idx ON sluice.jobs USING btree (tenant, locked_until) WHERE (state = 'running'::sluice.job_state);
+CREATE UNIQUE INDEX journal_pkey ON sluice.journal USING btree (job_id, seq);
+CREATE UNIQUE INDEX journal_heads_pkey ON sluice.journal_heads USING btree (job_id);
 CREATE UNIQUE INDEX maintenance_runs_pkey ON sluice.maintenance_runs USING btree (task);
 CREATE INDEX schedule_slots_fired_at_idx ON sluice.schedule_slots USING btree (fired_at);
 CREATE UNIQUE INDEX schedule_slots_pkey ON sluice.schedule_slots USING btree (schedule_id, slot);
@@ -1277,5 +1305,7 @@ COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_pa
 COMMENT ON FUNCTION sluice.payload_jsonb(p bytea) IS 'A job payload read as JSON, or NULL when the bytes are not UTF-8 JSON. See migrations/0019_ui_sessions.sql.';
 COMMENT ON FUNCTION sluice.send_event(tenant text, event_type text, payload jsonb, idempotency_key text) IS 'Send a webhook event inside the caller''s transaction: one delivery job per matching, enabled endpoint of the tenant (the transactional outbox). Returns the event id. See docs/webhooks.md.';
 COMMENT ON TABLE sluice.attempt_logs IS 'The captured log of each attempt that produced output, masked and capped; deleted with its job.';
+COMMENT ON TABLE sluice.journal IS 'The host calls a durable job''s guest observed, in order; deleted with its job.';
+COMMENT ON TABLE sluice.journal_heads IS 'Per durable job: the pinned component and the journal''s size; deleted with its job.';
 COMMENT ON TABLE sluice.ui_sessions IS 'Dashboard sign-ins: the SHA-256 of each cookie secret, the identity it was made from and the tenant it acts for.';
 COMMENT ON VIEW sluice.job_attempts IS 'Every attempt of every job: the history table plus the attempt a running or completed job holds on its row.';

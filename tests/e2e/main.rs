@@ -27,6 +27,7 @@ mod chaos;
 mod cli;
 mod dashboard;
 mod dashboard_http;
+mod durable;
 mod egress;
 mod fairness;
 mod fleet;

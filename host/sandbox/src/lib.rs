@@ -16,7 +16,9 @@
 //!    values hidden in the report), `guest_text` (guest error messages), `limiter`,
 //!    `host_imports` (bindgen of each contract), `disk_cache`, `epoch_ticker` (ticks
 //!    while attempts run), `guest_runtime`;
-//! 2. `config`, `engine` (Engine), `wasi_ctx` (denied WASI, capped pipe);
+//! 2. `config`, `engine` (Engine), `journal` (a durable job's journal of host calls:
+//!    replay, record, flush through the host's sink; its clocks and generators),
+//!    `wasi_ctx` (denied WASI, capped pipe);
 //! 3. `capabilities` (what an attempt may reach: `log`, `http`, `jobs`, `secrets`, each
 //!    with its grant, state, linker setup and `Host` impls; [`Grants`]);
 //! 4. `outcome` (the report), `error`, `run_signature`, `guest_result` (the `run` call
@@ -43,6 +45,7 @@ mod guest_result;
 mod guest_runtime;
 mod guest_text;
 mod host_imports;
+mod journal;
 mod limiter;
 mod log_buffer;
 mod mask;
@@ -68,6 +71,9 @@ pub use component::{CacheStats, ComponentInfo, Origin, TaskComponent, sha256_hex
 pub use config::{EgressConfig, Limits, SandboxConfig};
 pub use contract::{Contract, UnknownContract};
 pub use error::{SandboxError, ValidationError};
+pub use journal::{
+    DurableGrant, JournalCounts, JournalEntry, JournalError, JournalSink, PersistFuture,
+};
 pub use outcome::{Failure, Outcome, RunReport};
 pub use run::JobInput;
 pub use sandbox::Sandbox;

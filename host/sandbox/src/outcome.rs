@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::capabilities::http::HttpCalls;
 use crate::capabilities::jobs::FollowUp;
+use crate::journal::JournalCounts;
 
 /// Everything the worker needs to record one attempt.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,6 +38,8 @@ pub struct RunReport {
     /// The follow-up jobs a completed attempt asked for, in order (empty for any other
     /// ending: they are dropped with it).
     pub follow_ups: Vec<FollowUp>,
+    /// A durable job's calls replayed and recorded (`None`: not durable).
+    pub journal: Option<JournalCounts>,
 }
 
 /// How an attempt ended.
@@ -89,6 +92,10 @@ pub enum Failure {
     Cancelled,
     /// The host failed to run the attempt; not the guest's fault.
     Internal(String),
+    /// A durable job's journal stopped the attempt: a replayed call differed from the
+    /// recorded one or the journal reached its cap (`fatal`), or the journal could not
+    /// be written (the lease was lost, the database unreachable: retried).
+    Journal { reason: String, fatal: bool },
 }
 
 impl Failure {
@@ -100,9 +107,13 @@ impl Failure {
         self.to_string()
     }
 
-    /// True when the job must not be retried (only a guest's `fatal` error).
+    /// True when the job must not be retried (a guest's `fatal` error, a replay that
+    /// diverged, a journal over its cap).
     pub fn is_fatal(&self) -> bool {
-        matches!(self, Failure::GuestFatal(_))
+        matches!(
+            self,
+            Failure::GuestFatal(_) | Failure::Journal { fatal: true, .. }
+        )
     }
 }
 
@@ -121,6 +132,7 @@ impl fmt::Display for Failure {
             Failure::Trap(kind) => write!(f, "trap: {kind}"),
             Failure::Cancelled => f.write_str("cancelled"),
             Failure::Internal(msg) => write!(f, "internal error: {msg}"),
+            Failure::Journal { reason, .. } => write!(f, "journal: {reason}"),
         }
     }
 }

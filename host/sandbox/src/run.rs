@@ -19,6 +19,7 @@ use crate::config::Limits;
 use crate::engine::COMPONENT_CAPS;
 use crate::guest_result::{JobArg, Output, PassingJobIn, RunResult};
 use crate::host_imports::Job;
+use crate::journal::JournalFailure;
 use crate::mask::Mask;
 use crate::outcome::{Failure, Outcome, RunReport};
 use crate::store::{HostState, Interrupt, Reach, new_store};
@@ -129,8 +130,16 @@ pub(crate) async fn run_attempt(
         () = outer_deadline => Ended::HostTimeout,
     };
 
+    let mut outcome = classify(ended, store.data(), &limits);
+    // A durable job's completion: what it journaled since the last flush is made durable
+    // first (the worker's completion comes after; a crash between the two replays it).
+    if let (Outcome::Completed { .. }, Some(journal)) =
+        (&outcome, store.data().caps.durable.clone())
+        && let Err(failure) = journal.flush(None).await
+    {
+        outcome = Outcome::Failed(journal_failure(&failure));
+    }
     let elapsed = start.elapsed();
-    let outcome = classify(ended, store.data(), &limits);
     report(
         store,
         &limits,
@@ -147,12 +156,17 @@ fn slack(tick: Duration) -> Duration {
 }
 
 fn classify(ended: Ended, state: &HostState, limits: &Limits) -> Outcome {
+    // A durable job's journal failing wins: whatever the guest did after a divergence
+    // (answered live) or a refused append is a consequence.
+    if let Some(failure) = state.caps.durable.as_ref().and_then(|j| j.failure()) {
+        return Outcome::Failed(journal_failure(&failure));
+    }
     // The epoch callback's verdict wins: whatever error the guest reported after being
     // interrupted is a consequence.
     match state.interrupted {
         Some(Interrupt::Cancelled) => return Outcome::Failed(Failure::Cancelled),
         Some(Interrupt::Timeout) => return Outcome::Failed(timeout(limits)),
-        None => {}
+        Some(Interrupt::Journal) | None => {}
     }
     let failure = match ended {
         Ended::Called(Ok(RunResult::Ok(Output::Copied(output))))
@@ -238,6 +252,13 @@ fn classify_error(
     Failure::Trap(format!("host call failed: {}", e.root_cause()))
 }
 
+fn journal_failure(failure: &JournalFailure) -> Failure {
+    Failure::Journal {
+        reason: failure.to_string(),
+        fatal: failure.is_fatal(),
+    }
+}
+
 fn timeout(limits: &Limits) -> Failure {
     Failure::Timeout(limits.effective_timeout().unwrap_or_default())
 }
@@ -310,6 +331,7 @@ fn report(
         peak_memory_bytes: state.limiter.memory_bytes(),
         http: state.caps.http.calls(),
         follow_ups,
+        journal: state.caps.durable.as_ref().map(|j| j.counts()),
     }
 }
 
@@ -348,6 +370,7 @@ pub(crate) fn failed_before_start(failure: Failure, elapsed: Duration) -> RunRep
         peak_memory_bytes: 0,
         http: HttpCalls::default(),
         follow_ups: Vec::new(),
+        journal: None,
     }
 }
 

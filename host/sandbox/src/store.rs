@@ -21,6 +21,7 @@ use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 use crate::capabilities::{self, Attempt, Caps, Grants, HasCaps};
 use crate::config::Limits;
 use crate::contract::Contract;
+use crate::journal::Journal;
 use crate::limiter::{InstanceCaps, TaskLimiter};
 use crate::log_buffer::LogBuffer;
 use crate::wasi_ctx::denied_wasi_ctx;
@@ -33,6 +34,8 @@ const MAX_COMPONENT_HANDLES: usize = 10_000;
 pub(crate) enum Interrupt {
     Timeout,
     Cancelled,
+    /// A durable job's journal failed (the reason is the journal's).
+    Journal,
 }
 
 /// The error the epoch callback raises to unwind the guest; `HostState::interrupted` says
@@ -45,6 +48,7 @@ impl fmt::Display for Interrupted {
         match self.0 {
             Interrupt::Timeout => f.write_str("guest interrupted: deadline passed"),
             Interrupt::Cancelled => f.write_str("guest interrupted: cancelled"),
+            Interrupt::Journal => f.write_str("guest interrupted: the journal failed"),
         }
     }
 }
@@ -112,15 +116,18 @@ pub(crate) fn new_store(
     reach: Reach,
 ) -> wasmtime::Result<Store<HostState>> {
     let logs = LogBuffer::new(limits.log_bytes);
+    // A durable job's journal, shared by the WASI clocks and the journaled capabilities.
+    let journal = reach.grants.durable.as_deref().map(Journal::new);
     let attempt = Attempt {
         logs: &logs,
         cancel: &cancel,
         deadline,
         connector: reach.connector.as_ref(),
+        journal: journal.as_ref(),
     };
     let caps = Caps::new(reach.grants, &attempt);
     let state = HostState {
-        wasi: denied_wasi_ctx(&logs),
+        wasi: denied_wasi_ctx(&logs, journal.as_ref()),
         table: ResourceTable::new(),
         caps,
         limiter: TaskLimiter::new(limits.memory_bytes, limits.table_elements, instance_caps),
@@ -142,6 +149,10 @@ pub(crate) fn new_store(
 }
 
 fn on_epoch_tick(state: &mut HostState) -> wasmtime::Result<UpdateDeadline> {
+    if state.caps.durable.as_ref().is_some_and(Journal::failed) {
+        // Diverged, over its cap or unable to journal: `run.rs` reads why from the journal.
+        return Err(wasmtime::Error::new(Interrupted(Interrupt::Journal)));
+    }
     let why = if state.cancel.is_cancelled() {
         Interrupt::Cancelled
     } else if state.deadline.is_some_and(|d| Instant::now() >= d) {

@@ -1,6 +1,7 @@
 //! The WASI context every attempt gets: nothing ambient. No preopened directories, no
 //! environment variables, no arguments, an empty stdin, every socket address refused,
-//! name lookup/TCP/UDP off. Clocks and randomness work. stdout and stderr go into the
+//! name lookup/TCP/UDP off. Clocks and randomness work (a durable job's through its
+//! journal: `journal/clocks.rs`). stdout and stderr go into the
 //! attempt's [`LogBuffer`] through [`CappedPipe`], which keeps the first bytes up to the
 //! cap, counts the rest and never fails a write (a full log must not fail a job).
 //!
@@ -17,6 +18,7 @@ use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder};
 
+use crate::journal::{Journal, clocks};
 use crate::log_buffer::LogBuffer;
 
 /// Largest `get-random-bytes` request served (wasmtime's default is 64 MiB).
@@ -24,9 +26,20 @@ const MAX_RANDOM_BYTES: u64 = 1 << 20;
 /// Write permit handed to the guest; writes past the log cap are accepted and dropped.
 const WRITE_PERMIT: usize = 64 * 1024;
 
-/// Builds the denied-by-default WASI context for one attempt.
-pub(crate) fn denied_wasi_ctx(logs: &LogBuffer) -> WasiCtx {
+/// Builds the denied-by-default WASI context for one attempt; a durable job's (`journal`
+/// given) reads its clocks and random bytes through the journal.
+pub(crate) fn denied_wasi_ctx(logs: &LogBuffer, journal: Option<&Journal>) -> WasiCtx {
     let mut b = WasiCtxBuilder::new();
+    if let Some(journal) = journal {
+        b.wall_clock(clocks::WallClock(journal.clone()))
+            .monotonic_clock(clocks::MonotonicClock {
+                journal: journal.clone(),
+                start: std::time::Instant::now(),
+            })
+            .secure_random(clocks::Random(journal.clone()))
+            .insecure_random(clocks::Random(journal.clone()))
+            .insecure_random_seed(clocks::insecure_seed(journal.job_id()));
+    }
     // Environment, arguments and preopened directories: the builder starts with none, and
     // none are added here.
     b.stdin(tokio::io::empty())

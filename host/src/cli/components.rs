@@ -117,6 +117,17 @@ pub struct TypeArgs {
     /// Longest wait between two pieces of a response body (default 30s).
     #[arg(long, value_parser = parse_duration)]
     pub http_between_bytes_timeout: Option<Duration>,
+    /// Durable: journal every host call's result, so a retried attempt replays them
+    /// instead of repeating them (docs/durable.md).
+    #[arg(long, overrides_with = "no_durable")]
+    pub durable: bool,
+    /// Not durable (the default): every retry runs the task from the start.
+    #[arg(long, overrides_with = "durable")]
+    pub no_durable: bool,
+    /// The cap on one durable job's journal (default 16MiB); past it the attempt ends
+    /// `fatal`.
+    #[arg(long, value_parser = parse_size)]
+    pub journal_bytes: Option<u64>,
 }
 
 pub async fn run_component(
@@ -239,6 +250,8 @@ pub async fn run_types(
                     between_bytes_timeout: args.http_between_bytes_timeout,
                 },
                 secrets: args.secrets,
+                durable: args.durable && !args.no_durable,
+                journal_bytes: args.journal_bytes,
                 ..JobTypeSpec::new(global.tenant.clone(), args.name, component.id)
             };
             let record =
@@ -302,6 +315,14 @@ fn print_type(printer: &Printer, record: JobTypeRecord, component: &ComponentRec
         ("max attempts", record.max_attempts.to_string()),
         ("http", allow_text(&record.http_allow)),
         ("secrets", allow_text(&record.secrets)),
+        (
+            "durable",
+            match (record.durable, record.journal_bytes) {
+                (false, _) => "no".to_owned(),
+                (true, None) => "yes (journal up to 16MiB)".to_owned(),
+                (true, Some(cap)) => format!("yes (journal up to {})", format_size(cap as u64)),
+            },
+        ),
     ];
     printer.value(&JobTypeView::from(record), &fields);
 }

@@ -1,5 +1,5 @@
-//! `sluice jobs list|show|attempts|logs|cancel|retry`: inspecting and steering jobs of one
-//! tenant (`logs` renders in `job_logs.rs`). `--json` prints the views of `sluice_wire`:
+//! `sluice jobs list|show|attempts|logs|journal|cancel|retry`: inspecting and steering jobs
+//! of one tenant (`logs` renders in `job_logs.rs`, `journal` in `journal.rs`). `--json` prints the views of `sluice_wire`:
 //! `show` the object of `GET /v1/jobs/{id}`, `attempts` the array of
 //! `GET /v1/jobs/{id}/attempts`.
 
@@ -40,6 +40,9 @@ pub enum JobsCommand {
         #[arg(long, value_parser = clap::value_parser!(i32).range(1..))]
         attempt: Option<i32>,
     },
+    /// Print a durable job's journal: each host call its guest observed (clock, random,
+    /// HTTP, secret, enqueue), in order, and whether a later attempt replayed it.
+    Journal { id: i64 },
     /// Cancel a pending job, or interrupt a running one.
     Cancel { id: i64 },
     /// Send a dead or cancelled job back to the queue with fresh attempts; with
@@ -158,6 +161,9 @@ pub async fn run(
         }
         JobsCommand::Logs { id, attempt } => {
             super::job_logs::run(store, &global.tenant, printer, id, attempt).await?;
+        }
+        JobsCommand::Journal { id } => {
+            super::journal::run(store, &global.tenant, printer, id).await?;
         }
         JobsCommand::Cancel { id } => match store.cancel(tenant, id).await? {
             CancelResult::Cancelled => printer.message(&format!("job {id} cancelled")),

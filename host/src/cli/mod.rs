@@ -11,6 +11,7 @@ mod events;
 mod flags;
 mod job_logs;
 mod jobs;
+mod journal;
 mod output;
 mod push;
 mod schedules;

@@ -44,6 +44,11 @@ pub struct JobTypeSpec {
     pub http: HttpSpec,
     /// Names of the tenant's secrets the type's attempts may read (empty: none).
     pub secrets: Vec<String>,
+    /// Durable (`docs/durable.md`): every host call's result is journaled and a retried
+    /// attempt replays them instead of repeating them.
+    pub durable: bool,
+    /// The cap on one job's journal (`None`: the host default).
+    pub journal_bytes: Option<u64>,
 }
 
 /// A job type's outbound HTTP grant as stored. The store keeps the entries as text; the
@@ -86,6 +91,8 @@ impl JobTypeSpec {
             log_bytes: None,
             http: HttpSpec::default(),
             secrets: Vec::new(),
+            durable: false,
+            journal_bytes: None,
         }
     }
 }
@@ -134,6 +141,10 @@ pub struct JobTypeRecord {
     pub http_between_bytes_timeout_ms: Option<i64>,
     /// Names of the tenant's secrets granted to the type (empty: none).
     pub secrets: Vec<String>,
+    /// Durable: host calls journaled, retries replay them (`docs/durable.md`).
+    pub durable: bool,
+    /// The type's cap on one job's journal (`None`: the host default).
+    pub journal_bytes: Option<i64>,
     /// When the type was first registered.
     pub created_at: DateTime<Utc>,
     /// When it was last upserted or pointed at another component.
@@ -297,6 +308,8 @@ impl Store {
                 spec.http.between_bytes_timeout,
             )?)
             .bind(&spec.secrets)
+            .bind(spec.durable)
+            .bind(opt_positive("journal_bytes", spec.journal_bytes)?)
             .fetch_optional(&self.pool)
             .await?;
         if let Some(row) = row {

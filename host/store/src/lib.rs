@@ -35,6 +35,7 @@ mod finish;
 mod follow_ups;
 mod job_search;
 mod job_types;
+mod journal;
 mod lease;
 mod listen;
 mod maintenance;
@@ -80,6 +81,7 @@ pub use job_search::{
     BULK_BATCH, BulkAction, BulkOutcome, JobSearch, MAX_BULK_IDS, MAX_SEARCH_LIMIT,
 };
 pub use job_types::{HttpSpec, JobTypeRecord, JobTypeSpec};
+pub use journal::{AppendError, JournalEntry, JournalRecord, LoadedJournal};
 pub use lease::{ClaimRequest, ClaimedJob, HeartbeatReport};
 pub use listen::{CANCEL_CHANNEL, JOBS_CHANNEL, Notice, StoreListener};
 pub use maintenance::{MaintenanceRun, RETENTION_LOCK_KEY, RetentionReport};

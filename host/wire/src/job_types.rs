@@ -74,6 +74,12 @@ pub struct JobTypeView {
     pub http_between_bytes_timeout_ms: Option<i64>,
     /// Names of the tenant's secrets granted to the type.
     pub secrets: Vec<String>,
+    /// Durable: every host call's result is journaled and a retried attempt replays
+    /// them instead of repeating them (docs/durable.md).
+    pub durable: bool,
+    /// The cap on one job's journal (null: the host default, 16 MiB).
+    #[schema(required = true, minimum = 1)]
+    pub journal_bytes: Option<i64>,
     /// When the type was first registered.
     pub created_at: DateTime<Utc>,
     /// When it was last set (each `PUT` or `types set` rewrites it).
@@ -102,6 +108,8 @@ impl From<JobTypeRecord> for JobTypeView {
             http_first_byte_timeout_ms: t.http_first_byte_timeout_ms,
             http_between_bytes_timeout_ms: t.http_between_bytes_timeout_ms,
             secrets: t.secrets,
+            durable: t.durable,
+            journal_bytes: t.journal_bytes,
             created_at: t.created_at,
             updated_at: t.updated_at,
         }

@@ -17,6 +17,7 @@
 pub mod components;
 pub mod job_types;
 pub mod jobs;
+pub mod journal;
 pub mod schedules;
 pub mod schemas;
 pub mod secrets;
@@ -31,6 +32,7 @@ pub use jobs::{
     AttemptLogView, AttemptView, BatchItem, BatchResponse, BulkEnqueued, JobListItem, JobLogs,
     JobPage, JobView,
 };
+pub use journal::{JournalEntryView, JournalView};
 pub use schedules::ScheduleView;
 pub use secrets::{RotateKeyView, RotatedKindView, SecretView};
 pub use stats::{StateCountsView, StatsView, TypeStatsView};

@@ -13,6 +13,7 @@ use tracing::{Instrument, info, warn};
 
 use super::attempt::{AttemptContext, Executing, Interrupt, StopReason, record, span as job_span};
 use super::completer::{Recorded, Transition};
+use super::durable;
 use super::follow_ups::to_new_job;
 use super::registry::ResolveError;
 
@@ -98,7 +99,15 @@ pub(super) async fn run_attempt(
         ..
     } = job;
     let span = || job_span(id, &tenant, &job_type, attempt);
-    let recorded = match registry.resolve(&tenant, &job_type).await {
+    let resolved = match registry.resolve(&tenant, &job_type).await {
+        // A durable type: the job's journal and pinned component (nothing else pays this).
+        Ok(resolved) => match resolved.durable {
+            Some(durable) => durable::prepare(&registry, resolved, durable, id, lease.token).await,
+            None => Ok(resolved),
+        },
+        Err(error) => Err(error),
+    };
+    let recorded = match resolved {
         Err(error) => {
             drop(executing);
             match &error {
@@ -134,6 +143,9 @@ pub(super) async fn run_attempt(
                 .await;
             drop(executing);
             metrics.sandbox_ran(&tenant, &job_type, &report);
+            if report.journal.is_some() {
+                durable::give_back(registry.store(), &report, id, lease.token).await;
+            }
             let fuel_used = Some(report.fuel_used.min(i64::MAX as u64) as i64);
             let RunReport {
                 outcome,

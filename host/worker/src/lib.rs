@@ -16,7 +16,8 @@
 //!    the store calls it runs beside itself, the heartbeat of what it holds, and the
 //!    background services
 //! 2. `slots`, `fair_queue`: the jobs it holds, and the queue fair between tenants
-//! 3. `executor`, `webhook_attempt`: one attempt of a component, of a webhook delivery
+//! 3. `executor`, `webhook_attempt`: one attempt of a component, of a webhook delivery;
+//!    `durable`: a durable job's journal and pinned component, for `executor`
 //! 4. `attempt`: what every attempt shares (its context, interrupt, slot guard)
 //! 5. `registry`, `record_cache`, `follow_ups`: job types, tenants and components as
 //!    attempts need them, cached; the follow-up jobs a guest may ask for
@@ -29,6 +30,7 @@ mod attempt;
 mod beside;
 mod completer;
 mod config;
+mod durable;
 mod executor;
 mod fair_queue;
 mod follow_ups;

@@ -32,6 +32,9 @@ use super::record_cache::{Cached, RecordCache};
 use sluice_shared::grants;
 use sluice_shared::secrets::{self, GrantError};
 
+/// The cap on a durable job's journal when its type sets none (`docs/durable.md`).
+pub const DEFAULT_JOURNAL_BYTES: u64 = 16 << 20;
+
 /// How long a job type record is trusted before it is read again.
 const JOB_TYPE_TTL: Duration = Duration::from_secs(5);
 
@@ -43,6 +46,9 @@ pub struct ResolvedType {
     pub backoff: Backoff,
     /// What the attempt may reach beyond its instance (outbound HTTP, ...).
     pub grants: Grants,
+    /// The type is durable: its component's id and the cap on a job's journal
+    /// (`durable.rs` turns them into the attempt's journal grant).
+    pub durable: Option<(i64, u64)>,
 }
 
 /// Why a job type could not be resolved; decides whether the attempt is retried.
@@ -171,7 +177,15 @@ impl Registry {
                 http,
                 follow_ups,
                 secrets,
+                // Set by `durable::prepare` for a durable type's job, with its journal.
+                durable: None,
             },
+            durable: record.durable.then(|| {
+                let cap = record
+                    .journal_bytes
+                    .map_or(DEFAULT_JOURNAL_BYTES, |b| b.max(1) as u64);
+                (record.component_id, cap)
+            }),
         })
     }
 
@@ -350,7 +364,8 @@ impl Registry {
         Ok((caps, follow_ups))
     }
 
-    async fn component(&self, component_id: i64) -> Result<TaskComponent, ResolveError> {
+    /// A component by id (a durable job's pinned one, or a type's), compiled once.
+    pub(super) async fn component(&self, component_id: i64) -> Result<TaskComponent, ResolveError> {
         // One lock over fetch + compile: a burst of jobs for a new component compiles it once.
         let mut components = self.components.lock().await;
         if let Some(component) = components.get(&component_id) {

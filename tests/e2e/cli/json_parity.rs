@@ -60,6 +60,7 @@ async fn the_cli_and_the_api_print_the_same_json(pool: PgPool) {
         "30s",
         "--max-attempts",
         "4",
+        "--durable",
     ]);
     let component = sluice.json(&["component", "show", "echo"]);
     same(
@@ -86,6 +87,7 @@ async fn the_cli_and_the_api_print_the_same_json(pool: PgPool) {
         &get(&api, &token, "/v1/job-types/greet").await,
     );
     assert_eq!(job_type["timeout_ms"], 30_000, "{job_type}");
+    assert_eq!(job_type["durable"], true, "{job_type}");
     same(
         "job types",
         &sluice.json(&["types", "list"]),
@@ -116,6 +118,13 @@ async fn the_cli_and_the_api_print_the_same_json(pool: PgPool) {
         &get(&api, &token, &format!("/v1/jobs/{id}/attempts")).await,
     );
     assert_eq!(attempts[0]["outcome"], "completed", "{attempts}");
+    let journal = sluice.json(&["jobs", "journal", &id.to_string()]);
+    same(
+        "journal",
+        &journal,
+        &get(&api, &token, &format!("/v1/jobs/{id}/journal")).await,
+    );
+    assert_eq!(journal["job_id"], id, "{journal}");
 
     // Schedules.
     sluice.ok(&[

@@ -16,6 +16,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ("post", "/v1/jobs/{id}/cancel"),
     ("post", "/v1/jobs/{id}/retry"),
     ("get", "/v1/jobs/{id}/attempts/{n}/logs"),
+    ("get", "/v1/jobs/{id}/journal"),
     ("post", "/v1/jobs:batch"),
     ("put", "/v1/components/{name}"),
     ("get", "/v1/components"),

@@ -92,6 +92,13 @@ pub struct JobTypeRequest {
     /// not yet). Absent or empty: none.
     #[schema(max_items = 64, value_type = Option<Vec<String>>)]
     pub secrets: Option<Vec<String>>,
+    /// Durable: every host call's result is journaled and a retried attempt replays them
+    /// instead of repeating them (docs/durable.md). Absent: false.
+    pub durable: Option<bool>,
+    /// The cap on one job's journal (default 16 MiB); past it the attempt ends `fatal`.
+    #[serde(default, deserialize_with = "super::whole::option")]
+    #[schema(minimum = 1, maximum = 9223372036854775807_i64)]
+    pub journal_bytes: Option<u64>,
 }
 
 /// Register or replace a job type.
@@ -172,6 +179,8 @@ pub async fn put_job_type(
                 .map(Duration::from_millis),
         },
         secrets,
+        durable: request.durable.unwrap_or(false),
+        journal_bytes: request.journal_bytes,
         ..JobTypeSpec::new(caller.tenant.clone(), name, component.id)
     };
     let record = sluice_shared::grants::set_job_type(state.store(), spec, "allow_http", networks)

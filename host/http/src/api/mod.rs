@@ -7,7 +7,7 @@
 //!
 //! Files: `router` (every route, generated OpenAPI), `auth` (tokens → tenant),
 //! `error` (the one error shape, axum rejections), `jobs` + `job_views` (requests) +
-//! `attempt_logs`, `components`, `job_types`, `secrets`, `webhooks` + `events` (webhook
+//! `attempt_logs`, `journal` (a durable job's host calls), `components`, `job_types`, `secrets`, `webhooks` + `events` (webhook
 //! endpoints, events, deliveries), `tenants` (one tenant's caps), `stats`, `workers`,
 //! `health`, `openapi`, `constraints` + `patterns` (what the document adds to the derived
 //! schemas, from the server's own constants), `body_limit` (413 on a declared length over
@@ -31,6 +31,7 @@ mod health;
 mod job_types;
 mod job_views;
 mod jobs;
+mod journal;
 mod openapi;
 mod patterns;
 mod router;

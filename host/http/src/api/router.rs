@@ -16,8 +16,8 @@ use super::body_limit::{RouteLimit, refuse_declared_over};
 use super::openapi::ApiDoc;
 use super::state::AppState;
 use super::{
-    attempt_logs, components, events, health, job_types, jobs, openapi, schedules, secrets, stats,
-    tenants, webhooks, workers,
+    attempt_logs, components, events, health, job_types, jobs, journal, openapi, schedules,
+    secrets, stats, tenants, webhooks, workers,
 };
 
 /// The fixed body limit of the JSON routes and the dashboard's forms.
@@ -59,6 +59,7 @@ fn json_routes(state: &AppState) -> OpenApiRouter<AppState> {
         .routes(routes!(jobs::cancel_job))
         .routes(routes!(jobs::retry_job))
         .routes(routes!(attempt_logs::get_attempt_log))
+        .routes(routes!(journal::get_journal))
         .routes(routes!(job_types::put_job_type, job_types::get_job_type))
         .routes(routes!(job_types::list_job_types))
         .routes(routes!(components::list_components))

@@ -1,6 +1,7 @@
 //! One job's page: its state and timeline, payload and output, every attempt (worker,
-//! duration, fuel, outcome, error) with its stored log, its parent and follow-up jobs,
-//! and the retry / cancel actions.
+//! duration, fuel, outcome, error) with its stored log, a durable job's journal (each
+//! host call: seq, kind, live or replayed), its parent and follow-up jobs, and the retry
+//! / cancel actions.
 //!
 //! Owns: that page and its two actions. Must not: show another tenant's job (the store
 //! scopes every read by the session's tenant; a miss is a 404 like a missing id).
@@ -9,7 +10,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
-use sluice_store::{AttemptLogRecord, AttemptRecord, JobRecord, JobState};
+use sluice_store::{AttemptLogRecord, AttemptRecord, JobRecord, JobState, JournalRecord};
 
 use super::errors::{not_found, store_error};
 use super::forms::FormData;
@@ -55,6 +56,10 @@ pub async fn page(
         .attempt_logs(tenant, id, None)
         .await
         .map_err(|e| store_error(&e))?;
+    let journal = store
+        .journal(tenant, id)
+        .await
+        .map_err(|e| store_error(&e))?;
     let title = format!("Job {id} · {}", job.job_type);
     let live = matches!(job.state, JobState::Pending | JobState::Running);
     let body = html! {
@@ -76,8 +81,33 @@ pub async fn page(
         }
         h2 { "Attempts" }
         (attempt_table(&attempts, &logs))
+        @if !journal.is_empty() {
+            h2 { "Journal" }
+            (journal_timeline(&journal))
+        }
     };
     Ok(layout::page(&viewer, Nav::Jobs, &title, live, body))
+}
+
+/// A durable job's journal as a timeline: each host call its guest observed, in order,
+/// live in the attempt that recorded it, replayed by the later ones.
+fn journal_timeline(journal: &[JournalRecord]) -> Markup {
+    html! {
+        table #journal {
+            thead { tr { th { "seq" } th { "call" } th { "result" } th { "attempt" } th { "" } } }
+            tbody {
+                @for e in journal {
+                    tr data-seq=(e.seq) {
+                        td.num { (e.seq) }
+                        td { (e.kind) " " code { (e.request) } }
+                        td { (e.summary) }
+                        td.num { (e.attempt) }
+                        td { @if e.replayed { span.badge { "replayed" } } @else { span.muted { "live" } } }
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn actions(viewer: &Viewer, job: &JobRecord) -> Markup {

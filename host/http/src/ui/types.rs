@@ -90,6 +90,7 @@ fn type_row(viewer: &Viewer, t: &JobTypeRecord, components: &[ComponentRecord]) 
                 li { "memory " (opt(t.memory_bytes.map(bytes_text))) }
                 li { "output " (opt(t.output_bytes.map(bytes_text))) " · log " (opt(t.log_bytes.map(bytes_text))) }
                 li { "backoff " (opt(ms(t.backoff_base_ms))) " → " (opt(ms(t.backoff_cap_ms))) }
+                li.durable { @if t.durable { strong { "durable" } " · journal " (opt(t.journal_bytes.map(bytes_text))) } @else { span.muted { "not durable" } } }
             } }
             td { ul.compact {
                 li { "HTTP: " @if t.http_allow.is_empty() { span.muted { "none" } } @else { (t.http_allow.join(", ")) } }

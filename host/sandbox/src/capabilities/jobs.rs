@@ -19,6 +19,8 @@ use wasmtime::component::{HasSelf, Linker};
 
 use super::shape::{Attempt, Capability, StoreData};
 use crate::contract::Contract;
+use crate::journal::codec::short_hash;
+use crate::journal::{Journal, Step};
 use crate::host_imports::v0_2::sluice::task::jobs::{
     self as v0_2, EnqueueError, EnqueueOptions, Host,
 };
@@ -30,8 +32,10 @@ impl Capability for Jobs {
     type Grant = FollowUpGrant;
     type State = FollowUpBuffer;
 
-    fn state(grant: Option<Arc<FollowUpGrant>>, _: &Attempt<'_>) -> FollowUpBuffer {
-        FollowUpBuffer::new(grant)
+    fn state(grant: Option<Arc<FollowUpGrant>>, attempt: &Attempt<'_>) -> FollowUpBuffer {
+        let mut buffer = FollowUpBuffer::new(grant);
+        buffer.journal = attempt.journal.cloned();
+        buffer
     }
 
     fn add_to_linker<T: StoreData>(
@@ -128,6 +132,8 @@ pub(crate) struct FollowUpBuffer {
     grant: Option<Arc<FollowUpGrant>>,
     jobs: Vec<FollowUp>,
     bytes: u64,
+    /// A durable job's journal: each `enqueue` is journaled with its answer.
+    journal: Option<Journal>,
 }
 
 impl FollowUpBuffer {
@@ -136,6 +142,7 @@ impl FollowUpBuffer {
             grant,
             jobs: Vec::new(),
             bytes: 0,
+            journal: None,
         }
     }
 
@@ -186,6 +193,69 @@ fn follow_up(
 
 impl Host for FollowUpBuffer {
     async fn enqueue(
+        &mut self,
+        job_type: String,
+        payload: Vec<u8>,
+        options: EnqueueOptions,
+    ) -> wasmtime::Result<Result<(), EnqueueError>> {
+        let Some(journal) = self.journal.clone() else {
+            return self.enqueue_live(job_type, payload, options).await;
+        };
+        let fingerprint = format!(
+            "{job_type} #{}",
+            short_hash(format!("{payload:?} {options:?}").as_bytes())
+        );
+        match journal.step("enqueue", &fingerprint) {
+            Step::Replay(result) => {
+                // Answered as recorded; an accepted job is buffered again (this run's
+                // completion inserts it) without asking the host's check again.
+                let answer = decode(&result);
+                if answer.is_ok()
+                    && let Ok(job) = follow_up(job_type, payload, options)
+                {
+                    self.bytes += job.payload.len() as u64;
+                    self.jobs.push(job);
+                }
+                Ok(answer)
+            }
+            Step::Diverged => Ok(Err(EnqueueError::Invalid(
+                "the replay diverged from the journal".to_owned(),
+            ))),
+            Step::Live(seq) => {
+                let answer = self.enqueue_live(job_type, payload, options).await?;
+                let (bytes, summary) = encode(&answer);
+                journal.record(seq, "enqueue", fingerprint, summary, bytes);
+                Ok(answer)
+            }
+        }
+    }
+}
+
+/// An `enqueue` answer as journaled: `ok`, or the error's case and message on two lines.
+fn encode(answer: &Result<(), EnqueueError>) -> (Vec<u8>, String) {
+    let (case, message) = match answer {
+        Ok(()) => return (b"ok".to_vec(), "ok".to_owned()),
+        Err(EnqueueError::UnknownJobType(m)) => ("unknown-job-type", m),
+        Err(EnqueueError::Invalid(m)) => ("invalid", m),
+        Err(EnqueueError::LimitExceeded(m)) => ("limit-exceeded", m),
+    };
+    (format!("{case}\n{message}").into_bytes(), case.to_owned())
+}
+
+fn decode(bytes: &[u8]) -> Result<(), EnqueueError> {
+    let text = String::from_utf8_lossy(bytes);
+    let (case, message) = text.split_once('\n').unwrap_or((&text, ""));
+    let message = message.to_owned();
+    match case {
+        "ok" => Ok(()),
+        "unknown-job-type" => Err(EnqueueError::UnknownJobType(message)),
+        "limit-exceeded" => Err(EnqueueError::LimitExceeded(message)),
+        _ => Err(EnqueueError::Invalid(message)),
+    }
+}
+
+impl FollowUpBuffer {
+    async fn enqueue_live(
         &mut self,
         job_type: String,
         payload: Vec<u8>,
@@ -273,6 +343,18 @@ mod tests {
         assert!(why.contains("max_follow_ups"), "{why}");
         assert_eq!(buffer.take().len(), 2);
         assert!(buffer.admit(&grant, 0).is_ok(), "taken: empty again");
+    }
+
+    #[test]
+    fn journaled_answers_come_back_as_themselves() {
+        for answer in [
+            Ok(()),
+            Err(EnqueueError::UnknownJobType("nope".into())),
+            Err(EnqueueError::LimitExceeded("cap\nhit".into())),
+        ] {
+            let (bytes, _) = encode(&answer);
+            assert_eq!(format!("{:?}", decode(&bytes)), format!("{answer:?}"));
+        }
     }
 
     #[test]

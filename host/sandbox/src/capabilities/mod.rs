@@ -2,7 +2,8 @@
 //! of the one shape of `shape.rs` ([`Capability`]): its grant type, its per-attempt
 //! state, how that state is made from the grant, its linker setup, and the `Host` impls
 //! of its imports (on its state). Today: `log` (`sluice:task/host`, every attempt),
-//! `http` (`wasi:http`), `jobs` (follow-up jobs), `secrets`.
+//! `http` (`wasi:http`), `jobs` (follow-up jobs), `secrets`, `durable` (the journal of a
+//! durable job, which `http`, `jobs` and `secrets` record their results in).
 //!
 //! The `capabilities!` list at the end of this file assembles them: [`Grants`] (one
 //! field per granted capability, as the host resolved it for the job's type and tenant),
@@ -14,11 +15,9 @@
 //!
 //! **Every host call of a capability passes one place**: its state's `Host` impl,
 //! reached through the getter its `add_to_linker` hands the bindings (for `http`, the
-//! hooks' `send_request`). A journal of host calls (durable tasks, issue #43) would wrap
-//! there, per capability: link with a `HasData` whose `Data<'_>` pairs the state with the
-//! attempt's journal, and implement the same `Host` trait on it by replaying a recorded
-//! answer, or calling the state's impl and recording what it returned. Nothing else would
-//! change.
+//! hooks' `send_request`). The journal of a durable job (`crate::journal`) wraps there:
+//! each journaled capability's state holds the attempt's journal (`Attempt::journal`)
+//! and answers from it, or calls and records.
 //!
 //! Must not: read configuration or the database (the host resolves grants), decrypt
 //! anything (secrets arrive as plain values), hold anything that outlives the attempt, or
@@ -94,4 +93,8 @@ capabilities! {
         /// The tenant's secrets the type may read (`None`: every `secrets.get` is
         /// `not-granted`).
         secrets: secrets::SecretGrant;
+    durable::Durable =>
+        /// The job's journal so far and where new entries go (`None`: not durable; no
+        /// journal is read or written).
+        durable: crate::journal::DurableGrant;
 }

@@ -4,7 +4,9 @@
 //! else the value, which is then recorded in the attempt's [`SecretsState`] so that
 //! `run.rs` masks it in everything kept of the attempt.
 //!
-//! Must not: read the database, decrypt, log a value, or trap on guest input.
+//! A durable job journals each `get` as its name and outcome, never the value.
+//!
+//! Must not: read the database, decrypt, log or journal a value, or trap on guest input.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -15,6 +17,7 @@ use wasmtime::component::{HasSelf, Linker};
 use super::shape::{Attempt, Capability, StoreData};
 use crate::contract::Contract;
 use crate::host_imports::v0_2::sluice::task::secrets::{self as v0_2, Host, SecretError};
+use crate::journal::Journal;
 use crate::log_buffer::LogBuffer;
 
 /// The capability (see [`Capability`]).
@@ -29,6 +32,9 @@ pub(crate) struct SecretsState {
     /// Granted names already logged as not set (one line per name).
     warned_unset: Vec<String>,
     logs: LogBuffer,
+    /// A durable job's journal: each `get` is journaled as its name and outcome (never
+    /// the value, which a replay reads from the grant again).
+    journal: Option<Journal>,
 }
 
 impl SecretsState {
@@ -48,6 +54,7 @@ impl Capability for Secrets {
             revealed: Vec::new(),
             warned_unset: Vec::new(),
             logs: attempt.logs.clone(),
+            journal: attempt.journal.cloned(),
         }
     }
 
@@ -111,6 +118,35 @@ impl SecretGrant {
 
 impl Host for SecretsState {
     fn get(&mut self, name: String) -> Result<String, SecretError> {
+        let Some(journal) = self.journal.clone() else {
+            return self.lookup(name);
+        };
+        // The outcome is journaled, not the value: a replay answers the recorded outcome
+        // with the value the grant holds now (a secret set again meanwhile is the new one).
+        let mut live = None;
+        let outcome = journal.call("secret", &name, || {
+            let result = self.lookup(name.clone());
+            let code = match &result {
+                Ok(_) => "found",
+                Err(SecretError::NotFound) => "not-found",
+                Err(_) => "not-granted",
+            };
+            live = Some(result);
+            (code.as_bytes().to_vec(), code.to_owned())
+        });
+        if let Some(result) = live {
+            return result;
+        }
+        match outcome.as_slice() {
+            b"found" => self.lookup(name).or(Err(SecretError::NotFound)),
+            b"not-found" => Err(SecretError::NotFound),
+            _ => Err(SecretError::NotGranted),
+        }
+    }
+}
+
+impl SecretsState {
+    fn lookup(&mut self, name: String) -> Result<String, SecretError> {
         let Some(grant) = self.grant.clone() else {
             return Err(SecretError::NotGranted);
         };

@@ -16,6 +16,7 @@ use wasmtime_wasi::WasiView;
 use wasmtime_wasi_http::WasiHttpView;
 
 use crate::contract::Contract;
+use crate::journal::Journal;
 use crate::log_buffer::LogBuffer;
 
 /// One capability: a `sluice:task` (or `wasi:*`) interface the host serves a guest.
@@ -48,6 +49,8 @@ pub(crate) struct Attempt<'a> {
     pub deadline: Option<Instant>,
     /// The host's one vetted outbound connector (`None`: the attempt has no HTTP grant).
     pub connector: Option<&'a Connector>,
+    /// The journal of a durable job (`None`: not durable).
+    pub journal: Option<&'a Journal>,
 }
 
 /// The data of an attempt's store as the capabilities see it: WASI's and wasi:http's

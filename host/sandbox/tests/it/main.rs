@@ -7,6 +7,7 @@
 mod common;
 mod concurrency;
 mod disk_cache;
+mod durable;
 mod egress;
 mod egress_caps;
 mod egress_languages;

@@ -1,7 +1,8 @@
 -- Deletes a set of one tenant's jobs in any state but running (the dashboard's bulk
 -- delete). A running job is held by its worker's lease and is never deleted: rows are
 -- locked in id order and the state is checked after the lock, so a job claimed meanwhile
--- stays. Attempt history and attempt logs go with their job (ON DELETE CASCADE). Nothing
+-- stays. Attempt history and attempt logs go with their job (ON DELETE CASCADE), a durable
+-- job's journal with it, set-based below (no foreign key: issue 42). Nothing
 -- else refers to a job by foreign key: follow-up jobs keep their parent_id and schedule
 -- slots their job_id (dangling, as after retention deletes a job).
 -- Returns the tenant's jobs among the ids (any state) and how many were deleted.
@@ -18,6 +19,12 @@ deleted AS (
     USING target t
     WHERE j.id = t.id AND j.tenant = $2 AND j.state <> 'running'
     RETURNING j.id
+),
+journal AS (
+    DELETE FROM sluice.journal l USING deleted d WHERE l.job_id = d.id
+),
+heads AS (
+    DELETE FROM sluice.journal_heads h USING deleted d WHERE h.job_id = d.id
 )
 SELECT (SELECT count(*) FROM sluice.jobs WHERE id = ANY ($1::int8[]) AND tenant = $2) AS matched,
        (SELECT count(*) FROM deleted) AS changed

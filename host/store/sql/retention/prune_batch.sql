@@ -1,7 +1,8 @@
 -- terminal → deleted: one retention batch. Completed jobs first, then dead/cancelled ones
 -- to fill the batch. Each scan is a range on jobs_finished_idx with a literal state; SKIP
 -- LOCKED so an operator retrying a dead job at the same moment is never blocked. History
--- rows go with their job (ON DELETE CASCADE).
+-- rows go with their job (ON DELETE CASCADE); a durable job's journal too, set-based below
+-- (no foreign key: a per-row cascade would cost every deleted job, issue 42).
 -- $1 completed retention in microseconds (int8), $2 dead/cancelled retention in
 -- microseconds (int8), $3 batch size (int8).
 WITH completed AS (
@@ -19,7 +20,13 @@ dead AS (
 deleted AS (
     DELETE FROM sluice.jobs
     WHERE id IN (SELECT id FROM completed UNION ALL SELECT id FROM dead)
-    RETURNING state
+    RETURNING id, state
+),
+journal AS (
+    DELETE FROM sluice.journal l USING deleted d WHERE l.job_id = d.id
+),
+heads AS (
+    DELETE FROM sluice.journal_heads h USING deleted d WHERE h.job_id = d.id
 )
 SELECT count(*) FILTER (WHERE state = 'completed') AS completed,
        count(*) FILTER (WHERE state <> 'completed') AS dead

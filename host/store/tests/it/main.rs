@@ -16,6 +16,7 @@ mod fairness;
 mod follow_ups;
 mod idempotency;
 mod job_search;
+mod journal;
 mod lease;
 mod listen;
 mod maintenance;

@@ -34,6 +34,8 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
             "components",
             "job_types",
             "jobs",
+            "journal",
+            "journal_heads",
             "maintenance_runs",
             "schedule_slots",
             "schedules",

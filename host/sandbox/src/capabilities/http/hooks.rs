@@ -2,7 +2,7 @@
 //! which hands every request of an attempt to the host's one vetted connector
 //! (`sluice_egress::Connector`) under the job type's [`HttpGrant`], and [`HttpGrant`] /
 //! [`HttpCalls`], what goes in and what comes out. `send_request` is the one place every
-//! guest request passes.
+//! guest request passes (a durable job's continues in `journaled.rs`).
 //!
 //! Deny by default: an attempt without a grant, a host without a connector, or a request
 //! past the per-attempt count gets `HTTP-request-denied` without any network activity.
@@ -12,54 +12,24 @@
 //! `default_send_request` is not even compiled in).
 
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use http_body_util::BodyExt;
-use sluice_egress::{Connector, EgressError, Grant, RequestTimeouts};
+use sluice_egress::{Connector, RequestTimeouts};
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
+use super::calls::{
+    HttpCalls, HttpGrant, IoFuture, SendFuture, Shared, lock, record, to_wasi,
+};
+use super::journaled::{self, Journaled};
+use crate::journal::Journal;
 use crate::log_buffer::LogBuffer;
 
 /// How long after the attempt's deadline the connector gives up on a request by itself.
 const DEADLINE_BACKSTOP: Duration = Duration::from_secs(1);
 
-/// What one attempt may reach: the destinations and caps, and how many requests.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct HttpGrant {
-    /// The allow list, the tenant's bound and the per-request limits.
-    pub grant: Grant,
-    /// Requests one attempt may start; the next ones are denied.
-    pub max_requests: u32,
-}
-
-/// One outbound request of an attempt, for metrics.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HttpCall {
-    /// `ok`, `denied`, `timeout` or `error`.
-    pub outcome: &'static str,
-    /// From the guest's `handle` to the response head (or the failure).
-    pub duration: Duration,
-}
-
-/// Every outbound request of an attempt, and the body bytes that crossed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct HttpCalls {
-    /// One entry per request the guest started, in the order started.
-    pub calls: Vec<HttpCall>,
-    /// Request body bytes the guest sent.
-    pub bytes_out: u64,
-    /// Response body bytes the guest read.
-    pub bytes_in: u64,
-}
-
-#[derive(Debug, Default)]
-struct Shared {
-    calls: Mutex<Vec<HttpCall>>,
-    bytes_out: AtomicU64,
-    bytes_in: AtomicU64,
-}
 
 /// The hook of one attempt's store.
 pub(crate) struct EgressHooks {
@@ -71,6 +41,8 @@ pub(crate) struct EgressHooks {
     logs: LogBuffer,
     /// Made by the first request: an attempt that sends none allocates nothing here.
     shared: Option<Arc<Shared>>,
+    /// A durable job's journal: its requests are journaled (`journaled.rs`).
+    journal: Option<Journal>,
 }
 
 impl EgressHooks {
@@ -79,6 +51,7 @@ impl EgressHooks {
         grant: Option<Arc<HttpGrant>>,
         deadline: Option<Instant>,
         logs: LogBuffer,
+        journal: Option<Journal>,
     ) -> Self {
         // The attempt's own timeout ends a request that outlives it (the sandbox drops
         // the store, which aborts the request and closes its connection) and records
@@ -95,6 +68,7 @@ impl EgressHooks {
             started: 0,
             logs,
             shared: None,
+            journal,
         }
     }
 
@@ -121,9 +95,6 @@ impl EgressHooks {
     }
 }
 
-type IoFuture = Box<dyn Future<Output = Result<(), Error>> + Send>;
-type SendFuture =
-    Box<dyn Future<Output = Result<(http::Response<WasiBody>, IoFuture), Error>> + Send>;
 
 impl WasiHttpHooks for EgressHooks {
     /// Every scheme reaches `send_request`, so that the connector refuses the ones it
@@ -157,6 +128,20 @@ impl WasiHttpHooks for EgressHooks {
             first_byte: options.as_ref().and_then(|o| o.first_byte_timeout),
             between_bytes: options.as_ref().and_then(|o| o.between_bytes_timeout),
         };
+        if let Some(journal) = self.journal.clone() {
+            // Its seq now, when the guest calls `handle`: what it calls next comes after.
+            let seq = journal.reserve();
+            let journaled = Journaled {
+                journal,
+                connector,
+                grant,
+                deadline,
+                timeouts,
+                shared,
+                logs,
+            };
+            return journaled::send(journaled, seq, request);
+        }
         let out = shared.clone();
         let request = request.map(move |body| {
             body.map_frame(move |frame| {
@@ -200,13 +185,6 @@ impl WasiHttpHooks for EgressHooks {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn record(shared: &Shared, outcome: &'static str, duration: Duration) {
-    lock(&shared.calls).push(HttpCall { outcome, duration });
-}
 
 /// `scheme://authority` of a request, for log lines (never the path or query, which may
 /// carry tokens).
@@ -214,31 +192,6 @@ fn destination(uri: &http::Uri) -> String {
     let scheme = uri.scheme_str().unwrap_or("?");
     let authority = uri.authority().map_or("", |a| a.as_str());
     format!("{scheme}://{authority}")
-}
-
-/// The `wasi:http` error code of each egress failure (one to one).
-fn to_wasi(error: EgressError) -> Error {
-    match error {
-        EgressError::HttpRequestDenied(_) => Error::HttpRequestDenied,
-        EgressError::DestinationIpProhibited { .. } => Error::DestinationIpProhibited,
-        EgressError::DestinationIpUnroutable { .. } => Error::DestinationIpUnroutable,
-        EgressError::DnsTimeout { .. } => Error::DnsTimeout,
-        EgressError::DnsError { .. } => Error::DnsError {
-            rcode: None,
-            info_code: None,
-        },
-        EgressError::ConnectionRefused { .. } => Error::ConnectionRefused,
-        EgressError::ConnectionTimeout { .. } => Error::ConnectionTimeout,
-        EgressError::ConnectionReadTimeout { .. } => Error::ConnectionReadTimeout,
-        EgressError::ConnectionTerminated { .. } => Error::ConnectionTerminated,
-        EgressError::HttpRequestUriInvalid(_) => Error::HttpRequestUriInvalid,
-        EgressError::HttpRequestBodySize { cap } => Error::HttpRequestBodySize(Some(cap)),
-        EgressError::HttpResponseBodySize(cap) => Error::HttpResponseBodySize(Some(cap)),
-        EgressError::TlsCertificateError { .. } => Error::TlsCertificateError,
-        EgressError::TlsProtocolError { .. } => Error::TlsProtocolError,
-        EgressError::HttpProtocolError { .. } => Error::HttpProtocolError,
-        EgressError::InternalError(detail) => Error::InternalError(Some(detail)),
-    }
 }
 
 #[cfg(test)]
@@ -251,13 +204,5 @@ mod tests {
             .parse()
             .unwrap();
         assert_eq!(destination(&uri), "https://api.example.com:8443");
-    }
-
-    #[test]
-    fn refusals_keep_their_error_code() {
-        let denied = to_wasi(EgressError::HttpResponseBodySize(10));
-        assert!(matches!(denied, Error::HttpResponseBodySize(Some(10))));
-        let internal = to_wasi(EgressError::InternalError("x".into()));
-        assert!(matches!(internal, Error::InternalError(Some(s)) if s == "x"));
     }
 }

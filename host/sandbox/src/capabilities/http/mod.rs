@@ -5,8 +5,10 @@
 //!
 //! Must not open a socket (only the connector does) or link `wasi:http` below 0.2.
 
+mod calls;
 mod error_code;
 mod hooks;
+mod journaled;
 
 use std::sync::Arc;
 
@@ -16,7 +18,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView};
 use super::shape::{Attempt, Capability, StoreData};
 use crate::contract::Contract;
 use hooks::EgressHooks;
-pub use hooks::{HttpCall, HttpCalls, HttpGrant};
+pub use calls::{HttpCall, HttpCalls, HttpGrant};
 
 /// The capability (see [`Capability`]).
 pub(crate) struct Http;
@@ -55,6 +57,7 @@ impl Capability for Http {
                 grant,
                 attempt.deadline,
                 attempt.logs.clone(),
+                attempt.journal.cloned(),
             ),
         }
     }

@@ -1,0 +1,142 @@
+//! An attempt of a durable job (`docs/durable.md`): before it runs, its journal is loaded
+//! and its component pinned (the one the first attempt ran, whatever the type points at
+//! since); the sandbox gets the journal with a [`StoreSink`], through which it appends
+//! new entries under the attempt's lease (the store's fenced statement); a failed
+//! attempt gives back its last live HTTP call ([`give_back`]).
+//!
+//! Nothing here runs for a type that is not durable: `executor` calls [`prepare`] only
+//! when the resolved type says so. Must not speak SQL (the store does) or decide what is
+//! journaled (the sandbox does).
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use sluice_sandbox::{
+    DurableGrant, Failure, JournalEntry, JournalError, JournalSink, Outcome, PersistFuture,
+    RunReport,
+};
+use sluice_store::{AppendError, Store};
+use tracing::warn;
+use uuid::Uuid;
+
+use super::registry::{Registry, ResolveError, ResolvedType};
+
+/// Where a durable attempt's new entries go: the store's fenced append, run on the
+/// worker's runtime (the sandbox calls from a guest thread, whose connections would die
+/// with it).
+struct StoreSink {
+    store: Store,
+    runtime: tokio::runtime::Handle,
+    job_id: i64,
+    lease: Uuid,
+    component_id: i64,
+    cap: u64,
+}
+
+impl JournalSink for StoreSink {
+    fn persist<'a>(&'a self, entries: &'a [JournalEntry]) -> PersistFuture<'a> {
+        let entries: Vec<sluice_store::JournalEntry> = entries
+            .iter()
+            .map(|e| sluice_store::JournalEntry {
+                seq: i32::try_from(e.seq).unwrap_or(i32::MAX),
+                kind: e.kind.clone(),
+                request: e.request.clone(),
+                summary: e.summary.clone(),
+                result: e.result.clone(),
+            })
+            .collect();
+        let (store, job_id, lease, component_id) = (
+            self.store.clone(),
+            self.job_id,
+            self.lease,
+            self.component_id,
+        );
+        let cap = i64::try_from(self.cap).unwrap_or(i64::MAX);
+        let append = self.runtime.spawn(async move {
+            store
+                .append_journal(job_id, lease, component_id, cap, &entries)
+                .await
+        });
+        Box::pin(async move {
+            match append.await {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(AppendError::LeaseLost(_))) => Err(JournalError::LeaseLost),
+                Ok(Err(AppendError::OverCap { bytes, cap })) => {
+                    Err(JournalError::OverCap(format!(
+                        "the journal would be {bytes} bytes, over its cap of {cap} bytes (the type's journal_bytes, `sluice types set --journal-bytes`)"
+                    )))
+                }
+                Ok(Err(AppendError::Store(e))) => Err(JournalError::Unavailable(e.to_string())),
+                Err(e) => Err(JournalError::Unavailable(e.to_string())),
+            }
+        })
+    }
+}
+
+/// `resolved` made ready for an attempt of durable job `job_id` under `lease`: the
+/// pinned component if the job has one, and the journal grant. `(component_id, cap)` is
+/// the resolved type's `durable`.
+pub(super) async fn prepare(
+    registry: &Arc<Registry>,
+    mut resolved: ResolvedType,
+    (component_id, cap): (i64, u64),
+    job_id: i64,
+    lease: Uuid,
+) -> Result<ResolvedType, ResolveError> {
+    let store = registry.store().clone();
+    let loaded = store
+        .load_journal(job_id)
+        .await
+        .context("load the job's journal")?;
+    let pinned = loaded.component_id.unwrap_or(component_id);
+    if pinned != component_id {
+        resolved.component = registry.component(pinned).await?;
+    }
+    let recorded = loaded
+        .entries
+        .into_iter()
+        .map(|e| JournalEntry {
+            seq: u32::try_from(e.seq).unwrap_or(0),
+            kind: e.kind,
+            request: e.request,
+            summary: e.summary,
+            result: e.result,
+        })
+        .collect();
+    let sink = StoreSink {
+        store,
+        runtime: tokio::runtime::Handle::current(),
+        job_id,
+        lease,
+        component_id: pinned,
+        cap,
+    };
+    resolved.grants.durable = Some(Arc::new(DurableGrant {
+        job_id: u64::try_from(job_id).unwrap_or(0),
+        recorded,
+        sink: Arc::new(sink),
+    }));
+    Ok(resolved)
+}
+
+/// After a durable attempt that failed by itself (the guest's `retry`, a trap, a timeout:
+/// not a journal failure, not a cancel), gives the journal back from its last live HTTP
+/// call, so the next attempt makes that call again (with the same `Idempotency-Key`)
+/// instead of replaying the response that made it fail. Fenced by the lease; a failure
+/// to give back is logged and leaves the journal as it is (the next attempt replays it).
+pub(super) async fn give_back(store: &Store, report: &RunReport, job_id: i64, lease: Uuid) {
+    let Some(seq) = report.journal.and_then(|j| j.last_live_http) else {
+        return;
+    };
+    let by_itself = matches!(
+        &report.outcome,
+        Outcome::Failed(f) if !matches!(f, Failure::Journal { .. } | Failure::Cancelled)
+    );
+    if !by_itself {
+        return;
+    }
+    let from = i32::try_from(seq).unwrap_or(i32::MAX);
+    if let Err(error) = store.truncate_journal(job_id, lease, from).await {
+        warn!(%error, job_id, "could not give back the failed attempt's last HTTP call");
+    }
+}
