@@ -3,7 +3,9 @@
 //! (`durable/receiver.rs`). `crash`: a worker SIGKILLed between steps leaves a durable
 //! job that a second worker finishes without repeating a journaled step (and the same
 //! type not durable repeats them); the request in flight at the kill carries the same
-//! `Idempotency-Key` in both runs. `refusals`: a replay that diverges from the journal,
+//! `Idempotency-Key` in both runs; the type re-pointed to another component meanwhile
+//! does not change the job's (pinned at its first attempt). `refusals`: a replay that diverges from the journal,
+//! (the payload changed between attempts, or another component forced under the job),
 //! or a journal over its cap, ends the job `fatal` naming the call or the cap.
 
 mod crash;
@@ -36,10 +38,10 @@ const WORKER: &[&str] = &[
     "200ms",
 ];
 
-/// Job type `steps` on `durable-steps`, allowed to call `receiver`, retried after
-/// `backoff`, with `extra` flags.
-fn steps_type(pool: &sqlx::PgPool, receiver: &Receiver, backoff: &str, extra: &[&str]) -> Sluice {
-    let mut args = vec![
+/// The flags of job type `steps`: allowed to call `receiver`, retried after `backoff`,
+/// with `extra` flags.
+fn type_args(receiver: &Receiver, backoff: &str, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
         "--egress-allow-network",
         LOOPBACK,
         "--allow-http",
@@ -50,8 +52,18 @@ fn steps_type(pool: &sqlx::PgPool, receiver: &Receiver, backoff: &str, extra: &[
         backoff,
         "--backoff-cap",
         backoff,
-    ];
-    args.extend_from_slice(extra);
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+/// Job type `steps` on `durable-steps` (see [`type_args`]).
+fn steps_type(pool: &sqlx::PgPool, receiver: &Receiver, backoff: &str, extra: &[&str]) -> Sluice {
+    let args = type_args(receiver, backoff, extra);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     Sluice::with_type(pool, "steps", "durable-steps", &args)
 }
 

@@ -135,7 +135,10 @@ pub(crate) async fn run_attempt(
     // first (the worker's completion comes after; a crash between the two replays it).
     if let (Outcome::Completed { .. }, Some(journal)) =
         (&outcome, store.data().caps.durable.clone())
-        && let Err(failure) = journal.flush(None).await
+        && let Err(failure) = match journal.check_consumed() {
+            Ok(()) => journal.flush(None).await,
+            Err(diverged) => Err(diverged),
+        }
     {
         outcome = Outcome::Failed(journal_failure(&failure));
     }

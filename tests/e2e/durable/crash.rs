@@ -9,15 +9,18 @@ use serde_json::json;
 use sqlx::PgPool;
 
 use super::receiver::Receiver;
-use super::{WORKER, enqueue_steps, finished, payload, steps_type, wait_until};
+use super::{WORKER, enqueue_steps, finished, payload, steps_type, type_args, wait_until};
+use crate::support::Sluice;
 use crate::support::worker_process::WorkerProcess;
 
 /// Runs a three-step job, pausing 4 s after step 2; kills the first worker during the
-/// pause (once the receiver answered step 2) and lets a second one finish. Returns the
+/// pause (once the receiver answered step 2), runs `meanwhile`, and lets a second one
+/// finish. Returns the
 /// steps the receiver got, in order, and the finished job.
 fn killed_during_the_pause(
     pool: &PgPool,
     durable: bool,
+    meanwhile: impl FnOnce(&Sluice, &Receiver),
 ) -> (Vec<u64>, serde_json::Value, Vec<String>) {
     let receiver = Receiver::start();
     let flags: &[&str] = if durable { &["--durable"] } else { &[] };
@@ -30,6 +33,7 @@ fn killed_during_the_pause(
     // The answer reaches the guest once it is journaled; then it pauses for 4 s.
     std::thread::sleep(Duration::from_millis(500));
     first.kill();
+    meanwhile(&sluice, &receiver);
     let second = WorkerProcess::spawn(&sluice, "w2", WORKER);
     let job = finished(&sluice, &id, &second);
     let attempts = sluice.json(&["jobs", "attempts", &id]);
@@ -44,7 +48,7 @@ fn killed_during_the_pause(
 
 #[sqlx::test(migrations = false)]
 async fn a_killed_durable_job_resumes_on_another_worker_and_sends_each_step_once(pool: PgPool) {
-    let (steps, job, outcomes) = killed_during_the_pause(&pool, true);
+    let (steps, job, outcomes) = killed_during_the_pause(&pool, true, |_, _| {});
     assert_eq!(job["state"], "completed", "{job}");
     assert_eq!(steps, [1, 2, 3], "each step exactly once");
     assert_eq!(
@@ -58,7 +62,7 @@ async fn a_killed_durable_job_resumes_on_another_worker_and_sends_each_step_once
 
 #[sqlx::test(migrations = false)]
 async fn the_same_job_not_durable_repeats_the_steps_before_the_kill(pool: PgPool) {
-    let (steps, job, _) = killed_during_the_pause(&pool, false);
+    let (steps, job, _) = killed_during_the_pause(&pool, false, |_, _| {});
     assert_eq!(job["state"], "completed", "{job}");
     assert_eq!(
         steps,
@@ -104,4 +108,23 @@ async fn the_request_in_flight_at_the_kill_is_sent_again_with_the_same_idempoten
     );
     assert_ne!(keys[0], keys[1]);
     assert_ne!(keys[2], keys[3]);
+}
+
+#[sqlx::test(migrations = false)]
+async fn a_type_re_pointed_meanwhile_does_not_change_the_component_a_durable_job_resumes_with(
+    pool: PgPool,
+) {
+    let (steps, job, _) = killed_during_the_pause(&pool, true, |sluice, receiver| {
+        // The type now runs `echo`; the job keeps the component its first attempt ran.
+        let args = type_args(receiver, "10ms", &["--durable"]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        sluice.define("steps", "echo", &args);
+    });
+    assert_eq!(job["state"], "completed", "{job}");
+    assert_eq!(steps, [1, 2, 3]);
+    assert_eq!(
+        job["output"],
+        json!(["step-1", "step-2", "step-3"]),
+        "{job}"
+    );
 }

@@ -75,3 +75,50 @@ async fn a_journal_over_its_cap_ends_the_job_fatal_naming_the_cap(pool: PgPool) 
     assert!(error.contains("over its cap of 200 bytes"), "{error}");
     assert_eq!(job["attempt"], 1, "fatal at once: {job}");
 }
+
+#[sqlx::test(migrations = false)]
+async fn another_component_forced_under_a_journaled_job_ends_fatal_naming_the_call(pool: PgPool) {
+    let receiver = Receiver::start();
+    receiver.fail_once(2);
+    let sluice = steps_type(&pool, &receiver, "3s", &["--durable"]);
+    let id = enqueue_steps(&sluice, payload(&receiver, 2, json!({})));
+    let worker = WorkerProcess::spawn(&sluice, "w1", WORKER);
+    wait_until("the first attempt to fail", Duration::from_secs(60), || {
+        let job = show(&sluice, &id);
+        job["state"] == "pending" && job["last_error"].is_string()
+    });
+    // `echo` (pushed beside it) forced as the job's pinned component: it makes no call.
+    sluice.ok(&[
+        "component",
+        "push",
+        crate::support::sample("echo").to_str().unwrap(),
+        "--name",
+        "echo",
+    ]);
+    sqlx::query(
+        "UPDATE sluice.journal_heads SET component_id = \
+         (SELECT id FROM sluice.components WHERE name = 'echo') WHERE job_id = $1",
+    )
+    .bind(id.parse::<i64>().unwrap())
+    .execute(&pool)
+    .await
+    .unwrap();
+    sqlx::query("UPDATE sluice.jobs SET run_at = now() WHERE id = $1")
+        .bind(id.parse::<i64>().unwrap())
+        .execute(&pool)
+        .await
+        .unwrap();
+    let job = finished(&sluice, &id, &worker);
+    assert_eq!(job["state"], "dead", "{job}");
+    let error = job["last_error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("journal: replay diverged at call ")
+            && error.contains("the journal recorded "),
+        "the reason names the recorded call: {error}"
+    );
+    assert_eq!(
+        receiver.steps(),
+        [1, 2],
+        "the forced component sent nothing"
+    );
+}

@@ -311,6 +311,24 @@ impl Journal {
         }
     }
 
+    /// At the completion of a replaying run: every recorded call must have been made
+    /// again (a run that completes before reaching the end of the journal took another
+    /// path: it diverged).
+    pub(crate) fn check_consumed(&self) -> Result<(), JournalFailure> {
+        let mut state = self.lock();
+        let next = state.next as usize;
+        let Some(entry) = state.recorded.get(next) else {
+            return Ok(());
+        };
+        let failure = JournalFailure::Diverged {
+            seq: next as u32,
+            recorded: format!("{} {}", entry.kind, entry.request),
+            called: "nothing: it completed".to_owned(),
+        };
+        self.fail(&mut state, failure.clone());
+        Err(failure)
+    }
+
     /// Makes every complete entry below `upto` (all, when `None`) durable, in order,
     /// stopping at a call still in flight. A refusal fails the attempt and is returned.
     pub(crate) async fn flush(&self, upto: Option<u32>) -> Result<(), JournalFailure> {
