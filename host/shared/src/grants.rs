@@ -284,6 +284,8 @@ mod tests {
             http_first_byte_timeout_ms: None,
             http_between_bytes_timeout_ms: None,
             secrets: Vec::new(),
+            durable: false,
+            journal_bytes: None,
             created_at: Utc::now(),
             updated_at: Utc::now(),
         }

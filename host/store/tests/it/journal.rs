@@ -149,7 +149,13 @@ async fn an_append_past_the_cap_writes_nothing_and_says_so(pool: PgPool) {
     let one = entry(0, "random", &[0; 40]);
     let size = (one.kind.len() + one.request.len() + one.summary.len() + one.result.len()) as i64;
     store
-        .append_journal(running.id, running.lease.token, 1, size, &[one.clone()])
+        .append_journal(
+            running.id,
+            running.lease.token,
+            1,
+            size,
+            std::slice::from_ref(&one),
+        )
         .await
         .unwrap();
     let over = store
