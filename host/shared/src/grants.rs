@@ -259,6 +259,7 @@ mod tests {
             created_at: Utc::now(),
             limits,
             egress_allow: bound.map(|b| b.iter().map(|s| s.to_string()).collect()),
+            paused: false,
         }
     }
 

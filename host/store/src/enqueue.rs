@@ -54,6 +54,9 @@ pub struct NewJob {
     /// The job whose successful attempt made this one (follow-up jobs only; set by
     /// [`Store::complete_many`], which derives it from the lease).
     pub parent: Option<Parent>,
+    /// At most the type's `max_running_per_key` jobs with the same (tenant, type, key)
+    /// run at once, fleet-wide (docs/flow-control.md); 1 to 255 characters.
+    pub concurrency_key: Option<String>,
 }
 
 /// Where a follow-up job came from: its parent job and its place (0, 1, ...) among the
@@ -83,7 +86,14 @@ impl NewJob {
             idempotency_key: None,
             key_scope: KeyScope::Retained,
             parent: None,
+            concurrency_key: None,
         }
+    }
+
+    /// Sets the job's concurrency key (docs/flow-control.md).
+    pub fn with_concurrency_key(mut self, key: impl Into<String>) -> Self {
+        self.concurrency_key = Some(key.into());
+        self
     }
 
     /// Sets the priority (see [`crate::priority`]; must fit an `i16`).
@@ -185,6 +195,16 @@ fn validate(job: &NewJob) -> Result<(), StoreError> {
             });
         }
         text::check("idempotency_key", key)?;
+    }
+    if let Some(key) = &job.concurrency_key {
+        let n = key.chars().count();
+        if n == 0 || n > 255 {
+            return Err(StoreError::InvalidInput {
+                field: "concurrency_key",
+                message: format!("must be 1 to 255 characters, got {n}"),
+            });
+        }
+        text::check("concurrency_key", key)?;
     }
     match job.run_at {
         RunAt::Now => {}
@@ -357,6 +377,9 @@ impl Store {
         let parent_seq: Option<Vec<Option<i32>>> = parent_id
             .as_ref()
             .map(|_| rows().map(|j| j.parent.map(|p| p.seq)).collect());
+        let concurrency_key: Option<Vec<Option<&str>>> = rows()
+            .any(|j| j.concurrency_key.is_some())
+            .then(|| rows().map(|j| j.concurrency_key.as_deref()).collect());
         let row: EnqueueRow = sqlx::query_as(ENQUEUE_JOBS)
             .bind(tenant)
             .bind(job_type)
@@ -370,6 +393,7 @@ impl Store {
             .bind(self.default_max_payload_bytes)
             .bind(parent_id)
             .bind(parent_seq)
+            .bind(concurrency_key)
             .fetch_one(conn)
             .await?;
         Ok(row)

@@ -32,6 +32,7 @@ mod enqueue;
 mod error;
 mod fairness;
 mod finish;
+mod flow;
 mod follow_ups;
 mod job_search;
 mod job_types;
@@ -77,6 +78,7 @@ pub use components::{ComponentRecord, NewComponent};
 pub use enqueue::{Enqueued, NewJob, Parent, RunAt};
 pub use error::{LiveWorker, StoreError};
 pub use finish::{Completion, FailResult, Failure};
+pub use flow::{FlowChange, FlowSettings, Held, Rate};
 pub use job_search::{
     BULK_BATCH, BulkAction, BulkOutcome, JobSearch, MAX_BULK_IDS, MAX_SEARCH_LIMIT,
 };

@@ -24,6 +24,8 @@ pub struct TenantRecord {
     /// The operator's bound on what this tenant's job types may be granted over HTTP
     /// (normalised entries); `None`: no bound beyond the host's deny list.
     pub egress_allow: Option<Vec<String>>,
+    /// The claim leaves a paused tenant's jobs pending (docs/flow-control.md).
+    pub paused: bool,
 }
 
 /// Tenant-wide caps. `None` means "the host default applies". `max_payload_bytes` is

@@ -66,6 +66,8 @@ pub struct TenantView {
     /// (normalised entries; empty: nothing); null: only the host's deny list.
     #[schema(required = true)]
     pub egress_allow: Option<Vec<String>>,
+    /// Paused: none of its jobs is claimed; running ones finish (docs/flow-control.md).
+    pub paused: bool,
 }
 
 impl From<TenantRecord> for TenantView {
@@ -89,6 +91,7 @@ impl From<TenantRecord> for TenantView {
             max_follow_ups: l.max_follow_ups,
             max_follow_up_bytes: l.max_follow_up_bytes,
             egress_allow: t.egress_allow,
+            paused: t.paused,
         }
     }
 }
@@ -171,6 +174,7 @@ mod tests {
                 ..Default::default()
             },
             egress_allow: Some(vec![]),
+            paused: true,
         };
         let value = serde_json::to_value(TenantView::from(record)).unwrap();
         assert_eq!(keys(&value), properties::<TenantView>());
@@ -178,5 +182,6 @@ mod tests {
         assert_eq!(value["max_follow_up_bytes"], 7);
         assert_eq!(value["max_fuel"], serde_json::Value::Null);
         assert_eq!(value["egress_allow"], serde_json::json!([]));
+        assert_eq!(value["paused"], true);
     }
 }

@@ -13,6 +13,7 @@ mod connect;
 mod edges;
 mod enqueue;
 mod fairness;
+mod flow;
 mod follow_ups;
 mod idempotency;
 mod job_search;

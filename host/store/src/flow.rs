@@ -1,0 +1,339 @@
+//! Flow control (issue #38, docs/flow-control.md): pausing job types and tenants, a job
+//! type's caps on running jobs (fleet-wide and per concurrency key) and its token-bucket
+//! rate limits, and why a pending job is held back by them.
+//!
+//! Owns: the statements that change these settings and read them back, and the wording
+//! of a held-back job's reason. The claim that enforces them is `sluice.claim(...)`
+//! (migration 0023; `lease.rs` calls it); concurrency keys are given at enqueue.
+//! Must not: decide what the claim takes (only the claim statement does), or change a
+//! job's state.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use crate::validate::{validate_job_type_name, validate_tenant_id};
+use crate::{Store, StoreError};
+
+const SET_TYPE: &str = include_str!("../sql/flow/set_type.sql");
+const GET_TYPE: &str = include_str!("../sql/flow/get_type.sql");
+const HELD: &str = include_str!("../sql/flow/held.sql");
+const SET_TENANT_PAUSED: &str = include_str!("../sql/tenants/set_paused.sql");
+
+/// A token bucket: `count` per `period`, bursting to `count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rate {
+    pub count: u32,
+    pub period: Duration,
+}
+
+impl Rate {
+    /// Parses `N/PERIOD`: `100/1m`, `5/1s`, `10/500ms`, `1000/1h`, `3/2d` (a bare unit
+    /// means one of it: `100/m`).
+    pub fn parse(text: &str) -> Result<Rate, String> {
+        let (count, period) = text
+            .split_once('/')
+            .ok_or_else(|| format!("`{text}` is not N/PERIOD (e.g. 100/1m)"))?;
+        let count: u32 = count
+            .trim()
+            .parse()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| format!("`{count}` is not a positive whole number of jobs"))?;
+        let period = period.trim();
+        let split = period
+            .find(|c: char| !c.is_ascii_digit())
+            .ok_or_else(|| format!("`{period}` has no unit (ms, s, m, h or d)"))?;
+        let (n, unit) = period.split_at(split);
+        let n: u64 = if n.is_empty() {
+            1
+        } else {
+            n.parse().map_err(|_| format!("`{period}` is not a period"))?
+        };
+        let unit_ms: u64 = match unit {
+            "ms" => 1,
+            "s" => 1_000,
+            "m" => 60_000,
+            "h" => 3_600_000,
+            "d" => 86_400_000,
+            _ => return Err(format!("`{unit}` is not a unit (ms, s, m, h or d)")),
+        };
+        let ms = n
+            .checked_mul(unit_ms)
+            .filter(|ms| (1..=366 * 86_400_000).contains(ms))
+            .ok_or_else(|| format!("`{period}` must be from 1ms to 366d"))?;
+        Ok(Rate {
+            count,
+            period: Duration::from_millis(ms),
+        })
+    }
+
+    fn from_row(count: Option<i32>, period_ms: Option<i64>) -> Option<Rate> {
+        Some(Rate {
+            count: u32::try_from(count?).ok()?,
+            period: Duration::from_millis(u64::try_from(period_ms?).ok()?),
+        })
+    }
+}
+
+impl std::fmt::Display for Rate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = self.period.as_millis();
+        let (n, unit) = [(86_400_000, "d"), (3_600_000, "h"), (60_000, "m"), (1_000, "s")]
+            .into_iter()
+            .find(|(u, _)| ms % u == 0)
+            .map(|(u, name)| (ms / u, name))
+            .unwrap_or((ms, "ms"));
+        write!(f, "{}/{n}{unit}", self.count)
+    }
+}
+
+/// A change of a job type's flow controls: `None` keeps a field, `Some(None)` clears a
+/// limit.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FlowChange {
+    pub paused: Option<bool>,
+    pub max_running: Option<Option<u32>>,
+    pub max_running_per_key: Option<Option<u32>>,
+    pub rate: Option<Option<Rate>>,
+    pub rate_per_key: Option<Option<Rate>>,
+}
+
+/// A job type's flow controls and their state now.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FlowSettings {
+    pub paused: bool,
+    pub max_running: Option<u32>,
+    pub max_running_per_key: Option<u32>,
+    pub rate: Option<Rate>,
+    pub rate_per_key: Option<Rate>,
+    /// Its running jobs, counted only when `max_running` is set.
+    pub running: Option<i64>,
+    /// Tokens in its bucket now, when `rate` is set.
+    pub tokens: Option<f64>,
+}
+
+/// Why a pending, due job is not running (the first that applies).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Held {
+    TenantPaused,
+    TypePaused,
+    TypeAtCap { running: i32, max: i32 },
+    KeyAtCap { key: String, running: i32, max: i32 },
+    RateLimited { until: DateTime<Utc> },
+    KeyRateLimited { key: String, until: DateTime<Utc> },
+}
+
+impl std::fmt::Display for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = |t: &DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        match self {
+            Held::TenantPaused => write!(f, "tenant paused"),
+            Held::TypePaused => write!(f, "type paused"),
+            Held::TypeAtCap { running, max } => {
+                write!(f, "type at its cap ({running}/{max} running)")
+            }
+            Held::KeyAtCap { key, running, max } => {
+                write!(f, "waiting for key {key} ({running}/{max} running)")
+            }
+            Held::RateLimited { until } => write!(f, "rate limited until {}", at(until)),
+            Held::KeyRateLimited { key, until } => {
+                write!(f, "key {key} rate limited until {}", at(until))
+            }
+        }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct HeldRow {
+    flow_key: Option<String>,
+    tenant_paused: bool,
+    type_paused: Option<bool>,
+    scheduled: bool,
+    max_running: Option<i32>,
+    type_running: Option<i32>,
+    max_running_per_key: Option<i32>,
+    key_running: Option<i32>,
+    type_tokens_at: Option<DateTime<Utc>>,
+    key_tokens_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+}
+
+impl HeldRow {
+    fn reason(self) -> Option<Held> {
+        if self.tenant_paused {
+            return Some(Held::TenantPaused);
+        }
+        if self.type_paused == Some(true) {
+            return Some(Held::TypePaused);
+        }
+        if self.scheduled {
+            return None;
+        }
+        if let (Some(max), Some(running)) = (self.max_running, self.type_running)
+            && running >= max
+        {
+            return Some(Held::TypeAtCap { running, max });
+        }
+        let key = self.flow_key.filter(|k| !k.is_empty());
+        if let (Some(key), Some(max)) = (&key, self.max_running_per_key) {
+            let running = self.key_running.unwrap_or(0);
+            if running >= max {
+                return Some(Held::KeyAtCap {
+                    key: key.clone(),
+                    running,
+                    max,
+                });
+            }
+        }
+        if let Some(until) = self.type_tokens_at.filter(|t| *t > self.now) {
+            return Some(Held::RateLimited { until });
+        }
+        match (key, self.key_tokens_at.filter(|t| *t > self.now)) {
+            (Some(key), Some(until)) => Some(Held::KeyRateLimited { key, until }),
+            _ => None,
+        }
+    }
+}
+
+fn positive(field: &'static str, n: Option<u32>) -> Result<Option<i32>, StoreError> {
+    n.map(|n| {
+        i32::try_from(n)
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or(StoreError::InvalidInput {
+                field,
+                message: format!("must be from 1 to {}, got {n}", i32::MAX),
+            })
+    })
+    .transpose()
+}
+
+impl Store {
+    /// Changes a job type's flow controls in one statement; turning on a type-wide
+    /// control (pause, cap, rate) moves its pending jobs to the lane the claim checks.
+    pub async fn set_flow(
+        &self,
+        tenant: &str,
+        job_type: &str,
+        change: &FlowChange,
+    ) -> Result<(), StoreError> {
+        validate_tenant_id(tenant).map_err(|_| StoreError::UnknownTenant(tenant.into()))?;
+        validate_job_type_name(job_type)?;
+        let mut patch = serde_json::Map::new();
+        if let Some(paused) = change.paused {
+            patch.insert("paused".into(), paused.into());
+        }
+        if let Some(n) = change.max_running {
+            patch.insert("max_running".into(), positive("max_running", n)?.into());
+        }
+        if let Some(n) = change.max_running_per_key {
+            let n = positive("max_running_per_key", n)?;
+            patch.insert("max_running_per_key".into(), n.into());
+        }
+        for (rate, count, period, field) in [
+            (change.rate, "rate_count", "rate_period_ms", "rate"),
+            (
+                change.rate_per_key,
+                "key_rate_count",
+                "key_rate_period_ms",
+                "rate_per_key",
+            ),
+        ] {
+            if let Some(rate) = rate {
+                let n = positive(field, rate.map(|r| r.count))?;
+                let ms = rate.map(|r| r.period.as_millis() as i64);
+                patch.insert(count.into(), n.into());
+                patch.insert(period.into(), ms.into());
+            }
+        }
+        let row: Option<(i64, i64)> = sqlx::query_as(SET_TYPE)
+            .bind(tenant)
+            .bind(job_type)
+            .bind(serde_json::Value::Object(patch))
+            .fetch_optional(&self.pool)
+            .await?;
+        match row {
+            Some(_) => Ok(()),
+            None => Err(StoreError::UnknownJobType {
+                tenant: tenant.into(),
+                job_type: job_type.into(),
+            }),
+        }
+    }
+
+    /// A job type's flow controls; `None`: no such type.
+    pub async fn get_flow(
+        &self,
+        tenant: &str,
+        job_type: &str,
+    ) -> Result<Option<FlowSettings>, StoreError> {
+        type Row = (
+            bool,
+            Option<i32>,
+            Option<i32>,
+            Option<i32>,
+            Option<i64>,
+            Option<i32>,
+            Option<i64>,
+            Option<i64>,
+            Option<f64>,
+        );
+        let row: Option<Row> = sqlx::query_as(GET_TYPE)
+            .bind(tenant)
+            .bind(job_type)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(|r| FlowSettings {
+            paused: r.0,
+            max_running: r.1.map(|n| n as u32),
+            max_running_per_key: r.2.map(|n| n as u32),
+            rate: Rate::from_row(r.3, r.4),
+            rate_per_key: Rate::from_row(r.5, r.6),
+            running: r.7,
+            tokens: r.8,
+        }))
+    }
+
+    /// Pauses (`true`) or resumes a tenant: the claim leaves its jobs pending, running
+    /// ones finish.
+    pub async fn set_tenant_paused(&self, tenant: &str, paused: bool) -> Result<(), StoreError> {
+        validate_tenant_id(tenant).map_err(|_| StoreError::UnknownTenant(tenant.into()))?;
+        let row: Option<(String,)> = sqlx::query_as(SET_TENANT_PAUSED)
+            .bind(tenant)
+            .bind(paused)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|_| ())
+            .ok_or_else(|| StoreError::UnknownTenant(tenant.into()))
+    }
+
+    /// Why job `id` (of `tenant`, when given) is pending though due: `None` when it is
+    /// not pending, not due yet, or nothing holds it back.
+    pub async fn job_held(&self, id: i64, tenant: Option<&str>) -> Result<Option<Held>, StoreError> {
+        let row: Option<HeldRow> = sqlx::query_as(HELD)
+            .bind(id)
+            .bind(tenant)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.and_then(HeldRow::reason))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_parse_and_print() {
+        let r = Rate::parse("100/1m").unwrap();
+        assert_eq!((r.count, r.period), (100, Duration::from_secs(60)));
+        assert_eq!(r.to_string(), "100/1m");
+        assert_eq!(Rate::parse("5/s").unwrap().to_string(), "5/1s");
+        assert_eq!(Rate::parse("10/500ms").unwrap().to_string(), "10/500ms");
+        assert_eq!(Rate::parse("7/90s").unwrap().to_string(), "7/90s");
+        for bad in ["100", "0/1m", "x/1m", "5/1", "5/1y", "5/0s", "5/400d"] {
+            assert!(Rate::parse(bad).is_err(), "{bad}");
+        }
+    }
+}
