@@ -138,6 +138,8 @@ const MAX_KEY_ROUNDS: usize = 16;
 /// The batch, through `sluice.enqueue_jobs(...)` (migration 0011): the one INSERT of new
 /// jobs, shared with `sluice.enqueue(...)` and the scheduler (see the file's header).
 const ENQUEUE_JOBS: &str = include_str!("../sql/enqueue/enqueue_jobs.sql");
+/// The same with concurrency keys (migration 0023), for batches that carry one.
+const ENQUEUE_KEYED_JOBS: &str = include_str!("../sql/enqueue/enqueue_keyed_jobs.sql");
 
 /// The single result row of `sluice.enqueue_jobs(...)`.
 #[derive(sqlx::FromRow)]
@@ -380,7 +382,11 @@ impl Store {
         let concurrency_key: Option<Vec<Option<&str>>> = rows()
             .any(|j| j.concurrency_key.is_some())
             .then(|| rows().map(|j| j.concurrency_key.as_deref()).collect());
-        let row: EnqueueRow = sqlx::query_as(ENQUEUE_JOBS)
+        let statement = match concurrency_key {
+            Some(_) => ENQUEUE_KEYED_JOBS,
+            None => ENQUEUE_JOBS,
+        };
+        let query = sqlx::query_as(statement)
             .bind(tenant)
             .bind(job_type)
             .bind(payload)
@@ -392,10 +398,12 @@ impl Store {
             .bind(scope)
             .bind(self.default_max_payload_bytes)
             .bind(parent_id)
-            .bind(parent_seq)
-            .bind(concurrency_key)
-            .fetch_one(conn)
-            .await?;
+            .bind(parent_seq);
+        let query = match concurrency_key {
+            Some(keys) => query.bind(keys),
+            None => query,
+        };
+        let row: EnqueueRow = query.fetch_one(conn).await?;
         Ok(row)
     }
 }

@@ -12,9 +12,8 @@
 -- (int2[]), $5 delay_us[] (int8[]), $6 at[] (timestamptz[]), $7 max_attempts[] (int4[]),
 -- $8 idempotency_key[] (text[]), $9 key_scope[] (text[]), $10 default payload limit
 -- (int8, for tenants without max_payload_bytes), $11 parent_id[] (int8[]) and $12
--- parent_seq[] (int4[]) of follow-up jobs (migration 0014), $13 concurrency_key[] (text[];
--- migration 0023: puts each job in its flow lane, docs/flow-control.md).
--- $5 to $9 and $11 to $13 may be NULL instead of an array when no row sets them (a shorter or NULL
+-- parent_seq[] (int4[]) of follow-up jobs (migration 0014).
+-- $5 to $9, $11 and $12 may be NULL instead of an array when no row sets them (a shorter or NULL
 -- array is padded with NULLs), so the client need not send 100k defaults.
 SELECT problem, problem_ord, payload_size, payload_limit, ids, dup_ords, dup_holders
-FROM sluice.enqueue_jobs($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+FROM sluice.enqueue_jobs($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)

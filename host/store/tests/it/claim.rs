@@ -191,7 +191,8 @@ async fn claim_refuses_bad_requests(pool: PgPool) {
 }
 
 /// The scan the claim statement starts from walks `jobs_claim_idx` in order (no sort),
-/// and the tenant-filtered one uses `jobs_claim_tenant_idx`.
+/// and the tenant-filtered one (of the main lane, migration 0023) uses
+/// `jobs_claim_tenant_idx`.
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn claim_scan_uses_the_partial_indexes(pool: PgPool) {
     let store = setup(&pool).await;
@@ -222,7 +223,7 @@ async fn claim_scan_uses_the_partial_indexes(pool: PgPool) {
 
     let plan: Vec<String> = sqlx::query_scalar(
         "EXPLAIN SELECT id FROM sluice.jobs WHERE state = 'pending' AND run_at <= now() \
-         AND tenant = ANY('{globex}'::text[]) \
+         AND flow_key IS NULL AND tenant = ANY('{globex}'::text[]) \
          ORDER BY priority DESC, run_at, id LIMIT 10 FOR UPDATE SKIP LOCKED",
     )
     .fetch_all(&pool)

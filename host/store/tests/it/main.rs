@@ -14,6 +14,7 @@ mod edges;
 mod enqueue;
 mod fairness;
 mod flow;
+mod flow_fleet;
 mod follow_ups;
 mod idempotency;
 mod job_search;

@@ -32,6 +32,7 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
             "attempt_history",
             "attempt_logs",
             "components",
+            "flow_keys",
             "job_types",
             "jobs",
             "journal",
@@ -63,6 +64,8 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
             "jobs_claim_idx",
             "jobs_claim_tenant_idx",
             "jobs_finished_idx",
+            // Partial: only jobs in the flow lane have an entry (migration 0023).
+            "jobs_flow_idx",
             "jobs_idempotency_key_uidx",
             // Partial: only follow-up jobs have an entry (migration 0014).
             "jobs_parent_uidx",
