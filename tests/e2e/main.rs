@@ -31,6 +31,7 @@ mod durable;
 mod egress;
 mod fairness;
 mod fleet;
+mod flow_control;
 mod follow_ups;
 mod guest_results;
 mod guest_secrets;

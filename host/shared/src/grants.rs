@@ -289,6 +289,7 @@ mod tests {
             journal_bytes: None,
             created_at: Utc::now(),
             updated_at: Utc::now(),
+            flow: Default::default(),
         }
     }
 

@@ -1,4 +1,4 @@
-//! `sluice component push|list|show` and `sluice types set|list|show`: shipping a task
+//! `sluice component push|list|show` and `sluice types set|list|show|pause|resume`: shipping a task
 //! component and pointing a job type at it. Validation is the sandbox's; storage is the
 //! store's; `--json` prints the views of `sluice_wire` (what `/v1/components` and
 //! `/v1/job-types` answer).
@@ -57,15 +57,29 @@ pub enum TypesCommand {
         /// The job type's name.
         name: String,
     },
+    /// Pause a job type: none of its jobs is claimed until `resume`; running ones
+    /// finish, nothing is lost (docs/flow-control.md).
+    Pause {
+        /// The job type's name.
+        name: String,
+    },
+    /// Resume a paused job type.
+    Resume {
+        /// The job type's name.
+        name: String,
+    },
 }
 
 #[derive(Debug, clap::Args)]
 pub struct TypeArgs {
     /// Job type name, e.g. `send-email`.
     pub name: String,
-    /// Component that runs it: `NAME` (latest version) or `NAME@VERSION`.
+    /// Component that runs it: `NAME` (latest version) or `NAME@VERSION`. Required to
+    /// create or replace the type; without it only the flow-control flags below change.
     #[arg(long)]
-    pub component: String,
+    pub component: Option<String>,
+    #[command(flatten)]
+    pub flow: super::flow::FlowArgs,
     /// Wall-clock limit per attempt (`0` = none: only fuel bounds the attempt).
     #[arg(long, value_parser = parse_duration)]
     pub timeout: Option<Duration>,
@@ -227,10 +241,19 @@ pub async fn run_types(
     printer: &Printer,
     command: TypesCommand,
 ) -> anyhow::Result<()> {
+    let pausing = matches!(command, TypesCommand::Pause { .. });
     match command {
         TypesCommand::Set(args) => {
+            let flow = args.flow.change();
+            let Some(component_name) = args.component.clone() else {
+                let change = flow.context(
+                    "give --component to create or replace the type, or a flow-control flag (--max-running, --max-running-per-key, --rate, --rate-per-key) to change those alone",
+                )?;
+                store.set_flow(&global.tenant, &args.name, &change).await?;
+                return show_type(store, &global.tenant, &args.name, printer).await;
+            };
             let networks = global.networks()?;
-            let component = find(store, &global.tenant, &args.component).await?;
+            let component = find(store, &global.tenant, &component_name).await?;
             let spec = JobTypeSpec {
                 max_attempts: args.max_attempts.unwrap_or(3),
                 backoff_base: args.backoff_base,
@@ -254,22 +277,19 @@ pub async fn run_types(
                 journal_bytes: args.journal_bytes,
                 ..JobTypeSpec::new(global.tenant.clone(), args.name, component.id)
             };
-            let record =
-                sluice_shared::grants::set_job_type(store, spec, "--allow-http", &networks).await?;
-            print_type(printer, record, &component);
+            let name = spec.name.clone();
+            sluice_shared::grants::set_job_type(store, spec, "--allow-http", &networks).await?;
+            if let Some(change) = flow {
+                store.set_flow(&global.tenant, &name, &change).await?;
+            }
+            show_type(store, &global.tenant, &name, printer).await?;
         }
-        TypesCommand::Show { name } => {
-            let tenant = &global.tenant;
-            let record = store.get_job_type(tenant, &name).await?.with_context(|| {
-                format!(
-                    "no job type `{name}` for tenant `{tenant}`; `sluice types list` shows them, `sluice types set` makes one"
-                )
-            })?;
-            let component = store
-                .get_component(record.component_id)
-                .await?
-                .context("the job type's component is gone")?;
-            print_type(printer, record, &component);
+        TypesCommand::Show { name } => show_type(store, &global.tenant, &name, printer).await?,
+        TypesCommand::Pause { name } | TypesCommand::Resume { name } => {
+            store
+                .set_flow(&global.tenant, &name, &super::flow::pause(pausing))
+                .await?;
+            show_type(store, &global.tenant, &name, printer).await?;
         }
         TypesCommand::List => {
             let types = store.list_job_types(Some(&global.tenant)).await?;
@@ -282,6 +302,7 @@ pub async fn run_types(
                     "timeout",
                     "http",
                     "secrets",
+                    "paused",
                 ],
                 |t| {
                     vec![
@@ -295,6 +316,7 @@ pub async fn run_types(
                         },
                         allow_text(&t.http_allow),
                         allow_text(&t.secrets),
+                        if t.flow.paused { "yes" } else { "no" }.to_owned(),
                     ]
                 },
                 JobTypeView::from,
@@ -304,9 +326,30 @@ pub async fn run_types(
     Ok(())
 }
 
-/// A job type for people (its component by name, its grants), or its view as JSON.
+/// Prints job type `name` of `tenant` (see [`print_type`]).
+async fn show_type(
+    store: &Store,
+    tenant: &str,
+    name: &str,
+    printer: &Printer,
+) -> anyhow::Result<()> {
+    let record = store.get_job_type(tenant, name).await?.with_context(|| {
+        format!(
+            "no job type `{name}` for tenant `{tenant}`; `sluice types list` shows them, `sluice types set` makes one"
+        )
+    })?;
+    let component = store
+        .get_component(record.component_id)
+        .await?
+        .context("the job type's component is gone")?;
+    print_type(printer, record, &component);
+    Ok(())
+}
+
+/// A job type for people (its component by name, its grants, its flow controls), or its
+/// view as JSON.
 fn print_type(printer: &Printer, record: JobTypeRecord, component: &ComponentRecord) {
-    let fields = [
+    let mut fields = vec![
         ("type", record.name.clone()),
         (
             "component",
@@ -324,6 +367,7 @@ fn print_type(printer: &Printer, record: JobTypeRecord, component: &ComponentRec
             },
         ),
     ];
+    fields.extend(super::flow::fields(&record.flow));
     printer.value(&JobTypeView::from(record), &fields);
 }
 

@@ -54,6 +54,11 @@ pub struct EnqueueArgs {
         requires = "idempotency_key"
     )]
     pub key_scope: Scope,
+    /// At most the type's `--max-running-per-key` jobs with this key run at once,
+    /// fleet-wide, and its `--rate-per-key` applies to them (docs/flow-control.md).
+    /// With --bulk, every job of the file gets it.
+    #[arg(long, value_name = "KEY")]
+    pub concurrency_key: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -95,6 +100,7 @@ pub async fn run(
             Scope::Unfinished => KeyScope::Unfinished,
         },
         parent: None,
+        concurrency_key: args.concurrency_key.clone(),
     };
     if let Some(path) = &args.bulk {
         return enqueue_bulk(store, printer, template, path).await;

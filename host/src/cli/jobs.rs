@@ -138,6 +138,12 @@ pub async fn run(
                 ("run at", job.run_at.to_rfc3339()),
                 ("result", result),
             ];
+            if let Some(key) = &job.concurrency_key {
+                fields.push(("concurrency key", key.clone()));
+            }
+            if let Some(held) = &job.held {
+                fields.push(("held", held.to_string()));
+            }
             if let Some(parent) = job.parent_id {
                 fields.push(("parent", parent.to_string()));
             }

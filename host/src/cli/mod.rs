@@ -9,6 +9,7 @@ mod components;
 mod enqueue;
 mod events;
 mod flags;
+mod flow;
 mod job_logs;
 mod jobs;
 mod journal;

@@ -47,6 +47,11 @@ pub enum TenantsCommand {
         #[arg(long)]
         deny_all: bool,
     },
+    /// Pause a tenant: none of its jobs is claimed until `resume`; running ones finish,
+    /// nothing is lost (docs/flow-control.md).
+    Pause { id: String },
+    /// Resume a paused tenant.
+    Resume { id: String },
     /// Cap how many of a tenant's jobs run at once, fleet-wide (`none` lifts the cap).
     MaxRunning {
         id: String,
@@ -233,6 +238,7 @@ fn limit_fields(t: &TenantRecord) -> Vec<(&'static str, String)> {
     let l = &t.limits;
     vec![
         ("tenant", t.id.clone()),
+        ("paused", if t.paused { "yes" } else { "no" }.to_owned()),
         (
             "max payload",
             show_limit(l.max_payload_bytes.map(i64::from), size),
@@ -298,6 +304,7 @@ pub async fn run(
     printer: &Printer,
     command: TenantsCommand,
 ) -> anyhow::Result<()> {
+    let pausing = matches!(command, TenantsCommand::Pause { .. });
     match command {
         TenantsCommand::Egress {
             id,
@@ -343,6 +350,18 @@ pub async fn run(
                 printer.message(&format!("created tenant `{id}`"));
             }
         }
+        TenantsCommand::Pause { id } | TenantsCommand::Resume { id } => {
+            store.set_tenant_paused(&id, pausing).await?;
+            let paused = pausing;
+            printer.message(&format!(
+                "tenant `{id}` {}",
+                if paused {
+                    "paused: its jobs stay pending until `sluice tenants resume`"
+                } else {
+                    "resumed"
+                }
+            ));
+        }
         TenantsCommand::MaxRunning { id, cap } => {
             let cap = match cap.as_str() {
                 "none" => None,
@@ -360,7 +379,7 @@ pub async fn run(
             let tenants = store.list_tenants().await?;
             printer.table(
                 tenants,
-                &["id", "created", "max payload", "rate", "max component"],
+                &["id", "created", "max payload", "rate", "max component", "paused"],
                 |t| {
                     vec![
                         t.id.clone(),
@@ -370,6 +389,7 @@ pub async fn run(
                             .max_enqueue_per_sec
                             .map_or("unlimited".into(), |r| format!("{r}/s")),
                         show_limit(t.limits.max_component_bytes, size),
+                        if t.paused { "yes" } else { "no" }.to_owned(),
                     ]
                 },
                 TenantView::from,

@@ -72,6 +72,11 @@ pub struct JobRecord {
     pub children: Vec<i64>,
     /// How many follow-up jobs it has, all of them.
     pub children_count: i64,
+    /// Its concurrency key (docs/flow-control.md), if any.
+    pub concurrency_key: Option<String>,
+    /// Why it is pending though due, when a flow control holds it back.
+    #[sqlx(skip)]
+    pub held: Option<crate::Held>,
 }
 
 /// How many child ids a [`JobRecord`] carries (list the rest with
@@ -299,11 +304,15 @@ impl Store {
         if !tenant.is_none_or(text::findable) {
             return Ok(None);
         }
-        Ok(sqlx::query_as(GET_JOB)
+        let mut job: Option<JobRecord> = sqlx::query_as(GET_JOB)
             .bind(id)
             .bind(tenant)
             .fetch_optional(&self.pool)
-            .await?)
+            .await?;
+        if let Some(job) = job.as_mut().filter(|j| j.state == JobState::Pending) {
+            job.held = self.job_held(id, tenant).await?;
+        }
+        Ok(job)
     }
 
     /// Jobs matching `filter`, newest first (keyset on id, never OFFSET).

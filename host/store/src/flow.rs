@@ -88,6 +88,30 @@ impl std::fmt::Display for Rate {
     }
 }
 
+/// A job type's flow controls as stored (null: none).
+#[derive(Clone, Debug, Default, PartialEq, sqlx::FromRow)]
+pub struct FlowLimits {
+    pub paused: bool,
+    pub max_running: Option<i32>,
+    pub max_running_per_key: Option<i32>,
+    pub rate_count: Option<i32>,
+    pub rate_period_ms: Option<i64>,
+    pub key_rate_count: Option<i32>,
+    pub key_rate_period_ms: Option<i64>,
+}
+
+impl FlowLimits {
+    /// The type-wide rate, if any.
+    pub fn rate(&self) -> Option<Rate> {
+        Rate::from_row(self.rate_count, self.rate_period_ms)
+    }
+
+    /// The per-key rate, if any.
+    pub fn rate_per_key(&self) -> Option<Rate> {
+        Rate::from_row(self.key_rate_count, self.key_rate_period_ms)
+    }
+}
+
 /// A change of a job type's flow controls: `None` keeps a field, `Some(None)` clears a
 /// limit.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -114,7 +138,7 @@ pub struct FlowSettings {
 }
 
 /// Why a pending, due job is not running (the first that applies).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Held {
     TenantPaused,
     TypePaused,

@@ -149,6 +149,9 @@ pub struct JobTypeRecord {
     pub created_at: DateTime<Utc>,
     /// When it was last upserted or pointed at another component.
     pub updated_at: DateTime<Utc>,
+    /// Its flow controls (docs/flow-control.md), set apart by [`Store::set_flow`].
+    #[sqlx(flatten)]
+    pub flow: crate::FlowLimits,
 }
 
 impl JobTypeRecord {

@@ -78,7 +78,7 @@ pub use components::{ComponentRecord, NewComponent};
 pub use enqueue::{Enqueued, NewJob, Parent, RunAt};
 pub use error::{LiveWorker, StoreError};
 pub use finish::{Completion, FailResult, Failure};
-pub use flow::{FlowChange, FlowSettings, Held, Rate};
+pub use flow::{FlowChange, FlowLimits, FlowSettings, Held, Rate};
 pub use job_search::{
     BULK_BATCH, BulkAction, BulkOutcome, JobSearch, MAX_BULK_IDS, MAX_SEARCH_LIMIT,
 };
@@ -97,7 +97,7 @@ pub use schedules::{
 };
 pub use sealed::{ResealedRow, SealedCount, SealedKind, SealedRow, SealedRowKey};
 pub use secrets::{MAX_SECRET_BYTES, Resealed, SealedSecret, SecretInfo, check_secret_value};
-pub use stats::{StateCounts, Stats, TypeStats};
+pub use stats::{HeldCounts, StateCounts, Stats, TypeStats};
 pub use tenants::{TenantLimits, TenantRecord};
 pub use text::json_nul_at;
 pub use time_range::{MAX_DELAY, RUN_AT_MAX, RUN_AT_MIN};

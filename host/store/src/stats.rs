@@ -91,6 +91,20 @@ pub struct TypeStats {
     pub oldest_ready_age_seconds: Option<f64>,
     /// See [`Stats::lease_expirations_last_hour`].
     pub lease_expirations_last_hour: i64,
+    /// The type, or its tenant, is paused (docs/flow-control.md).
+    pub paused: bool,
+    /// Due jobs each flow control holds back now.
+    pub held: HeldCounts,
+}
+
+/// Due jobs held back, by the flow control that holds them (a job counts once, under
+/// the first that applies: pause, the type's cap, its key's cap, a rate limit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeldCounts {
+    pub paused: i64,
+    pub type_cap: i64,
+    pub key_cap: i64,
+    pub rate: i64,
 }
 
 /// One row per (tenant, job type): registered types with their job counts (zero when
@@ -110,6 +124,11 @@ struct StatsRow {
     cancelled: i64,
     oldest_ready_age_seconds: Option<f64>,
     lease_expirations_last_hour: i64,
+    paused: bool,
+    held_paused: i64,
+    held_type_cap: i64,
+    held_key_cap: i64,
+    held_rate: i64,
     as_of: DateTime<Utc>,
 }
 
@@ -154,6 +173,13 @@ impl Stats {
                 },
                 oldest_ready_age_seconds: row.oldest_ready_age_seconds.map(|s| s.max(0.0)),
                 lease_expirations_last_hour: row.lease_expirations_last_hour,
+                paused: row.paused,
+                held: HeldCounts {
+                    paused: row.held_paused,
+                    type_cap: row.held_type_cap,
+                    key_cap: row.held_key_cap,
+                    rate: row.held_rate,
+                },
             })
             .collect();
         let mut totals = StateCounts::default();

@@ -1,6 +1,7 @@
 //! How a job type looks in JSON ([`JobTypeView`]: `PUT`/`GET /v1/job-types/{type}`,
 //! `GET /v1/job-types`, `sluice types set|list|show --json`). Limits are shown as stored,
-//! in milliseconds and bytes; null means the host default, capped by the tenant's caps.
+//! in milliseconds and bytes; null means the host default, capped by the tenant's caps;
+//! flow controls (docs/flow-control.md) as set, null for none.
 //!
 //! Owns: this shape and its conversion from `sluice_store::JobTypeRecord`. Must not: read
 //! or write anything.
@@ -84,6 +85,20 @@ pub struct JobTypeView {
     pub created_at: DateTime<Utc>,
     /// When it was last set (each `PUT` or `types set` rewrites it).
     pub updated_at: DateTime<Utc>,
+    /// Paused: none of its jobs is claimed; running ones finish (docs/flow-control.md).
+    pub paused: bool,
+    /// Most of its jobs running at once, fleet-wide (null: no cap).
+    #[schema(required = true, minimum = 1)]
+    pub max_running: Option<i32>,
+    /// Most of its jobs with one concurrency key running at once, fleet-wide.
+    #[schema(required = true, minimum = 1)]
+    pub max_running_per_key: Option<i32>,
+    /// Its token bucket, `N/PERIOD` (`100/1m`: 100 a minute, bursting to 100).
+    #[schema(required = true, example = "100/1m")]
+    pub rate: Option<String>,
+    /// The token bucket of each concurrency key, `N/PERIOD`.
+    #[schema(required = true, example = "10/1s")]
+    pub rate_per_key: Option<String>,
 }
 
 impl From<JobTypeRecord> for JobTypeView {
@@ -112,6 +127,11 @@ impl From<JobTypeRecord> for JobTypeView {
             journal_bytes: t.journal_bytes,
             created_at: t.created_at,
             updated_at: t.updated_at,
+            paused: t.flow.paused,
+            max_running: t.flow.max_running,
+            max_running_per_key: t.flow.max_running_per_key,
+            rate: t.flow.rate().map(|r| r.to_string()),
+            rate_per_key: t.flow.rate_per_key().map(|r| r.to_string()),
         }
     }
 }

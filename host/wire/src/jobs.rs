@@ -116,6 +116,14 @@ pub struct JobView {
     /// How many follow-up jobs it has.
     #[schema(minimum = 0)]
     pub children_count: i64,
+    /// Its concurrency key (docs/flow-control.md); null if none.
+    #[schema(required = true, min_length = 1, max_length = 255)]
+    pub concurrency_key: Option<String>,
+    /// Why a pending job that is due does not run: `type paused`, `tenant paused`,
+    /// `type at its cap (3/3 running)`, `waiting for key K (1/1 running)`, `rate limited
+    /// until …`, `key K rate limited until …`; null when nothing holds it back.
+    #[schema(required = true, example = "waiting for key acct-7 (1/1 running)")]
+    pub held: Option<String>,
 }
 
 impl From<JobRecord> for JobView {
@@ -141,6 +149,8 @@ impl From<JobRecord> for JobView {
             parent_id: j.parent_id,
             children: j.children,
             children_count: j.children_count,
+            concurrency_key: j.concurrency_key,
+            held: j.held.map(|h| h.to_string()),
         }
     }
 }

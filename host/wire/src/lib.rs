@@ -35,7 +35,7 @@ pub use jobs::{
 pub use journal::{JournalEntryView, JournalView};
 pub use schedules::ScheduleView;
 pub use secrets::{RotateKeyView, RotatedKindView, SecretView};
-pub use stats::{StateCountsView, StatsView, TypeStatsView};
+pub use stats::{HeldView, StateCountsView, StatsView, TypeStatsView};
 pub use tenants::{NewTokenView, TenantView, TokenView};
 pub use webhooks::{
     DeliveryView, EndpointView, EventAccepted, Redelivered, TestSent, endpoint_label, event_label,

@@ -1,13 +1,13 @@
 //! How queue statistics look in JSON ([`StatsView`]: `GET /v1/stats`, `sluice stats
 //! --json`): jobs per state in total and per job type, the oldest ready job's age, and
-//! lease expirations of the last hour.
+//! lease expirations of the last hour, pauses and jobs held back by flow controls.
 //!
 //! Owns: these shapes and their conversions from `sluice_store::Stats`. Must not: read or
 //! write anything.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use sluice_store::{StateCounts, Stats, TypeStats};
+use sluice_store::{HeldCounts, StateCounts, Stats, TypeStats};
 use utoipa::ToSchema;
 
 /// Jobs per state; `ready` is the part of `pending` that is due now.
@@ -69,6 +69,36 @@ pub struct TypeStatsView {
     /// hour.
     #[schema(minimum = 0)]
     pub lease_expirations_last_hour: i64,
+    /// The type, or its tenant, is paused (docs/flow-control.md).
+    pub paused: bool,
+    /// Due jobs held back now, by the flow control that holds them.
+    pub held: HeldView,
+}
+
+/// Due jobs held back by pause, the type's cap, a key's cap, or a rate limit.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = HeldCounts)]
+pub struct HeldView {
+    #[schema(minimum = 0)]
+    pub paused: i64,
+    #[schema(minimum = 0)]
+    pub type_cap: i64,
+    #[schema(minimum = 0)]
+    pub key_cap: i64,
+    #[schema(minimum = 0)]
+    pub rate: i64,
+}
+
+impl From<HeldCounts> for HeldView {
+    fn from(h: HeldCounts) -> Self {
+        HeldView {
+            paused: h.paused,
+            type_cap: h.type_cap,
+            key_cap: h.key_cap,
+            rate: h.rate,
+        }
+    }
 }
 
 impl From<TypeStats> for TypeStatsView {
@@ -80,6 +110,8 @@ impl From<TypeStats> for TypeStatsView {
             counts: t.counts.into(),
             oldest_ready_age_seconds: t.oldest_ready_age_seconds,
             lease_expirations_last_hour: t.lease_expirations_last_hour,
+            paused: t.paused,
+            held: t.held.into(),
         }
     }
 }
@@ -139,11 +171,14 @@ mod tests {
                 counts: Default::default(),
                 oldest_ready_age_seconds: Some(1.5),
                 lease_expirations_last_hour: 0,
+                paused: false,
+                held: Default::default(),
             }],
         };
         let value = serde_json::to_value(StatsView::from(stats)).unwrap();
         assert_eq!(keys(&value), properties::<StatsView>());
         assert_eq!(keys(&value["totals"]), properties::<StateCountsView>());
         assert_eq!(keys(&value["types"][0]), properties::<TypeStatsView>());
+        assert_eq!(keys(&value["types"][0]["held"]), properties::<HeldView>());
     }
 }

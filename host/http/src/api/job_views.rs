@@ -46,6 +46,10 @@ pub struct EnqueueRequest {
     pub idempotency_key: Option<String>,
     #[schema(schema_with = schemas::key_scope_request)]
     pub key_scope: Option<KeyScope>,
+    /// At most the type's `max_running_per_key` jobs with this key run at once,
+    /// fleet-wide, under its `rate_per_key` (docs/flow-control.md).
+    #[schema(min_length = 1, max_length = 255)]
+    pub concurrency_key: Option<String>,
 }
 
 /// Many jobs in one call: all are enqueued or none.
@@ -87,6 +91,10 @@ impl EnqueueRequest {
             &format!("{prefix}idempotency_key"),
             self.idempotency_key.as_deref(),
         )?;
+        validate::text_opt(
+            &format!("{prefix}concurrency_key"),
+            self.concurrency_key.as_deref(),
+        )?;
         let priority = parse_priority(self.priority.as_ref(), &format!("{prefix}priority"))?;
         let run_at = match (self.run_at, self.delay) {
             (Some(_), Some(_)) => {
@@ -126,6 +134,7 @@ impl EnqueueRequest {
             idempotency_key: self.idempotency_key,
             key_scope: self.key_scope.unwrap_or_default(),
             parent: None,
+            concurrency_key: self.concurrency_key,
         })
     }
 }

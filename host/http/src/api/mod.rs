@@ -7,7 +7,8 @@
 //!
 //! Files: `router` (every route, generated OpenAPI), `auth` (tokens → tenant),
 //! `error` (the one error shape, axum rejections), `jobs` + `job_views` (requests) +
-//! `attempt_logs`, `journal` (a durable job's host calls), `components`, `job_types`, `secrets`, `webhooks` + `events` (webhook
+//! `attempt_logs`, `journal` (a durable job's host calls), `components`, `job_types`, `flow`
+//! (pause, resume, caps and rates of types; pausing tenants), `secrets`, `webhooks` + `events` (webhook
 //! endpoints, events, deliveries), `tenants` (one tenant's caps), `stats`, `workers`,
 //! `health`, `openapi`, `constraints` + `patterns` (what the document adds to the derived
 //! schemas, from the server's own constants), `body_limit` (413 on a declared length over
@@ -27,6 +28,7 @@ mod components;
 mod constraints;
 mod error;
 mod events;
+mod flow;
 mod health;
 mod job_types;
 mod job_views;

@@ -16,7 +16,7 @@ use super::body_limit::{RouteLimit, refuse_declared_over};
 use super::openapi::ApiDoc;
 use super::state::AppState;
 use super::{
-    attempt_logs, components, events, health, job_types, jobs, journal, openapi, schedules,
+    attempt_logs, components, events, flow, health, job_types, jobs, journal, openapi, schedules,
     secrets, stats, tenants, webhooks, workers,
 };
 
@@ -62,6 +62,11 @@ fn json_routes(state: &AppState) -> OpenApiRouter<AppState> {
         .routes(routes!(journal::get_journal))
         .routes(routes!(job_types::put_job_type, job_types::get_job_type))
         .routes(routes!(job_types::list_job_types))
+        .routes(routes!(flow::patch_flow))
+        .routes(routes!(flow::pause_type))
+        .routes(routes!(flow::resume_type))
+        .routes(routes!(flow::pause_tenant))
+        .routes(routes!(flow::resume_tenant))
         .routes(routes!(components::list_components))
         .routes(routes!(
             schedules::create_schedule,

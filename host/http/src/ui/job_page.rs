@@ -142,6 +142,14 @@ fn summary(job: &JobRecord) -> Markup {
         ),
         ("Priority", html! { (job.priority) }),
         ("Attempt", html! { (job.attempt) " of " (job.max_attempts) }),
+        (
+            "Concurrency key",
+            html! { @if let Some(key) = &job.concurrency_key { code { (key) } } @else { span.muted { "—" } } },
+        ),
+        (
+            "Held back",
+            html! { @if let Some(held) = &job.held { span #held { (held.to_string()) } } @else { span.muted { "—" } } },
+        ),
         ("Run at", when(job.run_at)),
         (
             "Idempotency key",

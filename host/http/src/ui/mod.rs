@@ -60,6 +60,8 @@ pub fn router() -> Router<AppState> {
         .route("/jobs/{id}/cancel", post(job_page::cancel))
         .route("/types", get(types::page))
         .route("/types/{name}/component", post(types::switch_component))
+        .route("/types/{name}/pause", post(types::pause))
+        .route("/types/{name}/resume", post(types::resume))
         .route("/schedules", get(schedules::page))
         .route("/schedules/{name}/{action}", post(schedules::act))
         .route("/workers", get(fleet::workers_page))

@@ -2,7 +2,10 @@
 //! contract), its limits and grants, the other uploaded versions of that component, and
 //! switching the type to one of them (a rollback) after a confirmation.
 //!
-//! Owns: that page and the switch. Must not: check whether a component fits a type (the
+//! Its flow controls (docs/flow-control.md) too, with a button that pauses or resumes
+//! the type.
+//!
+//! Owns: that page, the switch and the pause button. Must not: check whether a component fits a type (the
 //! store's switch applies the same rules as `sluice types set`).
 
 use axum::body::Bytes;
@@ -36,7 +39,7 @@ pub async fn page(State(state): State<AppState>, viewer: Viewer) -> Result<Respo
         } @else {
             table #types {
                 thead { tr { th { "Type" } th { "Component" } th { "Contract" } th { "sha256" } th { "Size" }
-                    th { "Limits" } th { "Grants" } th { "Versions" } } }
+                    th { "Limits" } th { "Grants" } th { "Flow" } th { "Versions" } } }
                 tbody { @for t in &types { (type_row(&viewer, t, &components)) } }
             }
         }
@@ -97,6 +100,7 @@ fn type_row(viewer: &Viewer, t: &JobTypeRecord, components: &[ComponentRecord]) 
                 @if let Some(n) = t.http_max_requests { li { "≤ " (n) " requests per attempt" } }
                 li { "secrets: " @if t.secrets.is_empty() { span.muted { "none" } } @else { (t.secrets.join(", ")) } }
             } }
+            td { (flow_cell(viewer, t)) }
             td {
                 @if viewer.can_write() && versions.len() > 1 {
                     form.action.switch method="post" action={ "/ui/types/" (super::forms::urlencode(&t.name)) "/component" } {
@@ -114,6 +118,67 @@ fn type_row(viewer: &Viewer, t: &JobTypeRecord, components: &[ComponentRecord]) 
             }
         }
     }
+}
+
+/// A type's flow controls, and the button that pauses or resumes it.
+fn flow_cell(viewer: &Viewer, t: &JobTypeRecord) -> Markup {
+    let f = &t.flow;
+    let action = if f.paused { "resume" } else { "pause" };
+    html! {
+        ul.compact {
+            li.flow-state { @if f.paused { strong.paused { "paused" } } @else { "running" } }
+            @if let Some(n) = f.max_running { li { "≤ " (n) " running" } }
+            @if let Some(n) = f.max_running_per_key { li { "≤ " (n) " running per key" } }
+            @if let Some(r) = f.rate() { li { "rate " (r.to_string()) } }
+            @if let Some(r) = f.rate_per_key() { li { "rate per key " (r.to_string()) } }
+        }
+        @if viewer.can_write() {
+            form.action method="post" action={ "/ui/types/" (super::forms::urlencode(&t.name)) "/" (action) } {
+                (csrf_field(viewer.csrf()))
+                button.flow-toggle type="submit" { @if f.paused { "Resume" } @else { "Pause" } }
+            }
+        }
+    }
+}
+
+/// Pauses a type (`/ui/types/{name}/pause`): its jobs stay pending, running ones finish.
+pub async fn pause(
+    state: State<AppState>,
+    viewer: Viewer,
+    name: Path<String>,
+    body: Bytes,
+) -> Result<Response, Response> {
+    set_paused(state, viewer, name, body, true).await
+}
+
+/// Resumes a paused type (`/ui/types/{name}/resume`).
+pub async fn resume(
+    state: State<AppState>,
+    viewer: Viewer,
+    name: Path<String>,
+    body: Bytes,
+) -> Result<Response, Response> {
+    set_paused(state, viewer, name, body, false).await
+}
+
+async fn set_paused(
+    State(state): State<AppState>,
+    viewer: Viewer,
+    Path(name): Path<String>,
+    body: Bytes,
+    paused: bool,
+) -> Result<Response, Response> {
+    viewer.may_write(&FormData::parse(&body))?;
+    let change = sluice_store::FlowChange {
+        paused: Some(paused),
+        ..Default::default()
+    };
+    state
+        .store()
+        .set_flow(viewer.tenant(), &name, &change)
+        .await
+        .map_err(|e| store_error(&e))?;
+    Ok(Redirect::to("/ui/types").into_response())
 }
 
 /// Switches a type to another component version: a confirmation first, then the switch.

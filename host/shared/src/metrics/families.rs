@@ -12,7 +12,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use super::labels::{HttpBytesLabels, HttpLabels, OperationLabels, ViolationLabels};
-use super::{JobLabels, StateLabels};
+use super::{HeldLabels, JobLabels, StateLabels};
 
 pub(super) type JobCounters = Family<JobLabels, Counter>;
 pub(super) type JobHistograms = Family<JobLabels, Histogram, fn() -> Histogram>;
@@ -142,6 +142,9 @@ families! {
     oldest_ready_age: Family<JobLabels, FloatGauge> = Family::default(),
         "sluice_queue_oldest_ready_age_seconds",
         "How long the oldest ready job of each job type has waited since its run_at (absent when none is ready)";
+    queue_held: Family<HeldLabels, Gauge> = Family::default(),
+        "sluice_queue_held",
+        "Due jobs held back by a flow control (reason: paused, type_cap, key_cap, rate), per job type (from the database at scrape time)";
     lease_expirations_last_hour: Family<JobLabels, Gauge> = Family::default(),
         "sluice_queue_lease_expirations_last_hour",
         "Lease expirations recorded in the last hour by any host (from the database)";

@@ -46,6 +46,15 @@ pub struct StateLabels {
     pub state: String,
 }
 
+/// A job type's labels plus the flow control holding jobs back (`sluice_queue_held`):
+/// `paused`, `type_cap`, `key_cap` or `rate`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HeldLabels {
+    pub tenant: String,
+    pub job_type: String,
+    pub reason: String,
+}
+
 /// Which limit an attempt exceeded (`sluice_limit_violations_total`).
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]
 #[allow(non_camel_case_types)]

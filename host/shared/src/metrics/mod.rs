@@ -21,7 +21,7 @@ use sluice_sandbox::{Failure as SandboxFailure, Outcome, RunReport};
 use sluice_store::{AttemptOutcome, JobState, ReapedJob};
 
 pub use labels::{
-    DEFAULT_MAX_LABEL_SETS, JobLabels, LimitReason, OTHER, StateLabels, StoreOperation,
+    DEFAULT_MAX_LABEL_SETS, HeldLabels, JobLabels, LimitReason, OTHER, StateLabels, StoreOperation,
 };
 pub use queue_gauges::DEFAULT_STATS_TTL;
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use sluice_store::{JobState, Stats, Store};
 use tracing::warn;
 
-use super::{JobLabels, Metrics, StateLabels};
+use super::{HeldLabels, JobLabels, Metrics, StateLabels};
 
 /// How long queue gauges read from the database are reused by later scrapes.
 pub const DEFAULT_STATS_TTL: Duration = Duration::from_secs(5);
@@ -52,6 +52,7 @@ impl Metrics {
         struct Folded {
             counts: [i64; JobState::ALL.len()],
             ready: i64,
+            held: [i64; 4],
             oldest: Option<f64>,
             expirations: i64,
         }
@@ -64,6 +65,10 @@ impl Metrics {
                 entry.counts[i] += t.counts.get(state);
             }
             entry.ready += t.counts.ready;
+            let h = &t.held;
+            for (i, n) in [h.paused, h.type_cap, h.key_cap, h.rate].into_iter().enumerate() {
+                entry.held[i] += n;
+            }
             entry.expirations += t.lease_expirations_last_hour;
             entry.oldest = match (entry.oldest, t.oldest_ready_age_seconds) {
                 (Some(a), Some(b)) => Some(a.max(b)),
@@ -73,6 +78,7 @@ impl Metrics {
         let f = self.f();
         f.queue_depth.clear();
         f.queue_ready.clear();
+        f.queue_held.clear();
         f.oldest_ready_age.clear();
         f.lease_expirations_last_hour.clear();
         for (labels, v) in folded {
@@ -86,6 +92,15 @@ impl Metrics {
                     .set(v.counts[i]);
             }
             f.queue_ready.get_or_create(&labels).set(v.ready);
+            for (i, reason) in ["paused", "type_cap", "key_cap", "rate"].into_iter().enumerate() {
+                f.queue_held
+                    .get_or_create(&HeldLabels {
+                        tenant: labels.tenant.clone(),
+                        job_type: labels.job_type.clone(),
+                        reason: reason.to_owned(),
+                    })
+                    .set(v.held[i]);
+            }
             f.lease_expirations_last_hour
                 .get_or_create(&labels)
                 .set(v.expirations);

@@ -11,4 +11,6 @@ RETURNING jt.tenant, jt.name, jt.component_id, jt.max_attempts, jt.backoff_base_
        jt.output_bytes, jt.log_bytes, jt.http_allow, jt.http_max_requests,
        jt.http_request_bytes, jt.http_response_bytes, jt.http_connect_timeout_ms,
        jt.http_first_byte_timeout_ms, jt.http_between_bytes_timeout_ms, jt.secrets,
-       jt.durable, jt.journal_bytes, jt.created_at, jt.updated_at
+       jt.durable, jt.journal_bytes, jt.created_at, jt.updated_at, jt.paused, jt.max_running,
+       jt.max_running_per_key, jt.rate_count, jt.rate_period_ms, jt.key_rate_count,
+       jt.key_rate_period_ms

@@ -1,6 +1,8 @@
 -- Queue statistics: one row per (tenant, job type) that is registered or has jobs, with
 -- job counts per state (zero for a registered type with none), the oldest ready job's age
--- and the lease expirations of the last hour. Read-only.
+-- and the lease expirations of the last hour, whether the type (or its tenant) is paused
+-- and how many of its due jobs each flow control holds back (migration 0023; a key's
+-- jobs are counted through its sluice.flow_keys row). Read-only.
 -- $1 tenant or NULL for all (text).
 WITH depth AS (
     SELECT tenant, job_type,
@@ -25,9 +27,30 @@ expired AS (
       AND ($1::text IS NULL OR j.tenant = $1)
     GROUP BY j.tenant, j.job_type
 ),
+held AS (
+    SELECT j.tenant, j.job_type,
+           count(*) FILTER (WHERE j.flow_key <> '' AND jt.max_running_per_key IS NOT NULL
+                              AND coalesce(k.running, 0) >= jt.max_running_per_key) AS key_cap,
+           count(*) FILTER (WHERE k.ready_at > now()
+                              AND NOT (j.flow_key <> '' AND jt.max_running_per_key IS NOT NULL
+                                       AND coalesce(k.running, 0) >= jt.max_running_per_key))
+               AS key_rate
+    FROM sluice.jobs j
+    JOIN sluice.job_types jt ON jt.tenant = j.tenant AND jt.name = j.job_type
+    LEFT JOIN sluice.flow_keys k
+           ON k.tenant = j.tenant AND k.job_type = j.job_type AND k.key = j.flow_key
+    WHERE j.state = 'pending' AND j.flow_key IS NOT NULL AND j.run_at <= now()
+      AND ($1::text IS NULL OR j.tenant = $1)
+    GROUP BY j.tenant, j.job_type
+),
 registered AS (
-    SELECT tenant, name AS job_type FROM sluice.job_types
-    WHERE ($1::text IS NULL OR tenant = $1)
+    SELECT jt.tenant, jt.name AS job_type, jt.paused OR t.paused AS paused, jt.max_running,
+           jt.rate_count IS NOT NULL
+               AND sluice.flow_tokens(jt.rate_tokens, jt.rate_refilled_at, jt.rate_count,
+                                      jt.rate_period_ms) < 1 AS out_of_tokens
+    FROM sluice.job_types jt
+    JOIN sluice.tenants t ON t.id = jt.tenant
+    WHERE ($1::text IS NULL OR jt.tenant = $1)
 )
 SELECT coalesce(d.tenant, r.tenant) AS tenant,
        coalesce(d.job_type, r.job_type) AS job_type,
@@ -37,8 +60,16 @@ SELECT coalesce(d.tenant, r.tenant) AS tenant,
        coalesce(d.dead, 0) AS dead, coalesce(d.cancelled, 0) AS cancelled,
        extract(epoch FROM now() - d.oldest_ready)::float8 AS oldest_ready_age_seconds,
        coalesce(e.expirations, 0) AS lease_expirations_last_hour,
+       coalesce(r.paused, false) AS paused,
+       CASE WHEN r.paused THEN coalesce(d.ready, 0) ELSE 0 END AS held_paused,
+       CASE WHEN NOT r.paused AND coalesce(d.running, 0) >= r.max_running
+            THEN coalesce(d.ready, 0) ELSE 0 END AS held_type_cap,
+       CASE WHEN r.paused THEN 0 ELSE coalesce(h.key_cap, 0) END AS held_key_cap,
+       CASE WHEN r.paused THEN 0 WHEN r.out_of_tokens THEN coalesce(d.ready, 0)
+            ELSE coalesce(h.key_rate, 0) END AS held_rate,
        now() AS as_of
 FROM depth d
 FULL JOIN registered r ON r.tenant = d.tenant AND r.job_type = d.job_type
 LEFT JOIN expired e ON e.tenant = d.tenant AND e.job_type = d.job_type
+LEFT JOIN held h ON h.tenant = d.tenant AND h.job_type = d.job_type
 ORDER BY 1, 2
