@@ -4,6 +4,7 @@
 mod autogroup;
 mod edges;
 mod flags;
+mod flow;
 mod json_parity;
 
 use crate::support::{Sluice, sample};

@@ -370,3 +370,36 @@ async fn bad_flow_settings_and_keys_are_refused(pool: PgPool) {
     assert!(store.enqueue(&job("x").with_concurrency_key(long)).await.is_err());
     assert!(store.enqueue(&job("x").with_concurrency_key("")).await.is_err());
 }
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn stats_count_the_held_back_jobs_by_reason_and_the_type_shows_its_controls(
+    pool: PgPool,
+) {
+    let store = setup(&pool).await;
+    set(&store, per_key(1)).await;
+    store.enqueue_many(&keyed("a", 3)).await.unwrap();
+    store.enqueue_many(&keyed("b", 1)).await.unwrap();
+    assert_eq!(claim(&store, 10).await.len(), 2);
+    let stats = store.stats(Some(TENANT)).await.unwrap();
+    let row = stats.types.iter().find(|t| t.job_type == JOB).unwrap();
+    assert_eq!(row.held.key_cap, 2, "{row:?}");
+    assert!(!row.paused);
+
+    set(
+        &store,
+        FlowChange {
+            paused: Some(true),
+            rate: Some(Some(Rate::parse("10/1h").unwrap())),
+            ..Default::default()
+        },
+    )
+    .await;
+    let record = store.get_job_type(TENANT, JOB).await.unwrap().unwrap();
+    assert!(record.flow.paused);
+    assert_eq!(record.flow.max_running_per_key, Some(1));
+    assert_eq!(record.flow.rate().unwrap().to_string(), "10/1h");
+    let stats = store.stats(Some(TENANT)).await.unwrap();
+    let row = stats.types.iter().find(|t| t.job_type == JOB).unwrap();
+    assert!(row.paused);
+    assert_eq!((row.held.paused, row.held.key_cap), (2, 0), "{row:?}");
+}
