@@ -79,11 +79,16 @@ impl Rate {
 impl std::fmt::Display for Rate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let ms = self.period.as_millis();
-        let (n, unit) = [(86_400_000, "d"), (3_600_000, "h"), (60_000, "m"), (1_000, "s")]
-            .into_iter()
-            .find(|(u, _)| ms % u == 0)
-            .map(|(u, name)| (ms / u, name))
-            .unwrap_or((ms, "ms"));
+        let (n, unit) = [
+            (86_400_000, "d"),
+            (3_600_000, "h"),
+            (60_000, "m"),
+            (1_000, "s"),
+        ]
+        .into_iter()
+        .find(|(u, _)| ms.is_multiple_of(*u))
+        .map(|(u, name)| (ms / u, name))
+        .unwrap_or((ms, "ms"));
         write!(f, "{}/{n}{unit}", self.count)
     }
 }

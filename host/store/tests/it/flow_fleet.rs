@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use sluice_store::{Completion, FlowChange, NewJob, Store};
+use sluice_store::{Completion, FlowChange, NewJob};
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
