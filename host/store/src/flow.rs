@@ -28,27 +28,31 @@ pub struct Rate {
 }
 
 impl Rate {
-    /// Parses `N/PERIOD`: `100/1m`, `5/1s`, `10/500ms`, `1000/1h`, `3/2d` (a bare unit
-    /// means one of it: `100/m`).
+    /// Parses `N/PERIOD`: N from 1 to 999,999,999 jobs, PERIOD a number from 1 to 999
+    /// (none: 1) and a unit, `ms`, `s`, `m`, `h` or `d`: `100/1m`, `5/1s`, `10/500ms`,
+    /// `100/m`. No leading zeros (the HTTP API's schema states the same grammar).
     pub fn parse(text: &str) -> Result<Rate, String> {
-        let (count, period) = text
-            .split_once('/')
-            .ok_or_else(|| format!("`{text}` is not N/PERIOD (e.g. 100/1m)"))?;
-        let count: u32 = count
-            .trim()
-            .parse()
-            .ok()
-            .filter(|n| *n > 0)
-            .ok_or_else(|| format!("`{count}` is not a positive whole number of jobs"))?;
-        let period = period.trim();
-        let split = period
-            .find(|c: char| !c.is_ascii_digit())
-            .ok_or_else(|| format!("`{period}` has no unit (ms, s, m, h or d)"))?;
+        let bad = || {
+            format!(
+                "`{text}` is not N/PERIOD: N from 1 to 999999999, PERIOD from 1 to 999 of ms, s, m, h or d (e.g. 100/1m)"
+            )
+        };
+        let (count, period) = text.split_once('/').ok_or_else(bad)?;
+        let number = |digits: &str, max_len: usize| {
+            (!digits.is_empty()
+                && digits.len() <= max_len
+                && !digits.starts_with('0')
+                && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| digits.parse::<u64>().ok())
+            .flatten()
+        };
+        let count = number(count, 9).ok_or_else(bad)? as u32;
+        let split = period.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
         let (n, unit) = period.split_at(split);
-        let n: u64 = if n.is_empty() {
+        let n = if n.is_empty() {
             1
         } else {
-            n.parse().map_err(|_| format!("`{period}` is not a period"))?
+            number(n, 3).ok_or_else(bad)?
         };
         let unit_ms: u64 = match unit {
             "ms" => 1,
@@ -56,15 +60,11 @@ impl Rate {
             "m" => 60_000,
             "h" => 3_600_000,
             "d" => 86_400_000,
-            _ => return Err(format!("`{unit}` is not a unit (ms, s, m, h or d)")),
+            _ => return Err(bad()),
         };
-        let ms = n
-            .checked_mul(unit_ms)
-            .filter(|ms| (1..=366 * 86_400_000).contains(ms))
-            .ok_or_else(|| format!("`{period}` must be from 1ms to 366d"))?;
         Ok(Rate {
             count,
-            period: Duration::from_millis(ms),
+            period: Duration::from_millis(n * unit_ms),
         })
     }
 
@@ -361,7 +361,22 @@ mod tests {
         assert_eq!(Rate::parse("5/s").unwrap().to_string(), "5/1s");
         assert_eq!(Rate::parse("10/500ms").unwrap().to_string(), "10/500ms");
         assert_eq!(Rate::parse("7/90s").unwrap().to_string(), "7/90s");
-        for bad in ["100", "0/1m", "x/1m", "5/1", "5/1y", "5/0s", "5/400d"] {
+        assert_eq!(Rate::parse("5/999d").unwrap().to_string(), "5/999d");
+        for bad in [
+            "100",
+            "0/1m",
+            "x/1m",
+            "5/1",
+            "5/1y",
+            "5/0s",
+            "5/1000d",
+            "05/1s",
+            "5/01s",
+            "5/+1s",
+            "1000000000/1s",
+            " 5/1s",
+            "5/1s ",
+        ] {
             assert!(Rate::parse(bad).is_err(), "{bad}");
         }
     }

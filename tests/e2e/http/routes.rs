@@ -24,6 +24,9 @@ const EXPECTED: &[(&str, &str)] = &[
     ("put", "/v1/job-types/{type}"),
     ("get", "/v1/job-types"),
     ("get", "/v1/job-types/{type}"),
+    ("patch", "/v1/job-types/{type}/flow"),
+    ("post", "/v1/job-types/{type}/pause"),
+    ("post", "/v1/job-types/{type}/resume"),
     ("post", "/v1/schedules"),
     ("get", "/v1/schedules"),
     ("get", "/v1/schedules/{name}"),
@@ -47,6 +50,8 @@ const EXPECTED: &[(&str, &str)] = &[
     ("get", "/v1/stats"),
     ("get", "/v1/workers"),
     ("get", "/v1/tenants/{id}"),
+    ("post", "/v1/tenants/{id}/pause"),
+    ("post", "/v1/tenants/{id}/resume"),
     ("get", "/healthz"),
     ("get", "/v1/openapi.json"),
 ];

@@ -24,25 +24,32 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     Option::<T>::deserialize(d).map(Some)
 }
 
+/// A whole number (`3.0` is 3, as JSON Schema counts) that may be absent (keep) or null
+/// (clear).
+fn present_whole<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<u32>>, D::Error> {
+    super::whole::option(d).map(Some)
+}
+
 /// A change of a job type's flow controls: absent fields are kept, null clears one.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowRequest {
     /// Most of the type's jobs running at once, fleet-wide (null: no cap).
-    #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<u32>, minimum = 1)]
+    #[serde(default, deserialize_with = "present_whole")]
+    #[schema(value_type = Option<u32>, minimum = 1, maximum = 2147483647)]
     pub max_running: Option<Option<u32>>,
     /// Most jobs with the same concurrency key running at once, fleet-wide.
-    #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<u32>, minimum = 1)]
+    #[serde(default, deserialize_with = "present_whole")]
+    #[schema(value_type = Option<u32>, minimum = 1, maximum = 2147483647)]
     pub max_running_per_key: Option<Option<u32>>,
-    /// A token bucket `N/PERIOD` (`100/1m`, `5/1s`; units ms, s, m, h, d).
+    /// A token bucket `N/PERIOD`: N jobs (1 to 999999999) per PERIOD (1 to 999 of `ms`,
+    /// `s`, `m`, `h` or `d`; no number means 1), bursting to N.
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<String>, example = "100/1m")]
+    #[schema(value_type = Option<String>, example = "100/1m", pattern = r"^[1-9][0-9]{0,8}/([1-9][0-9]{0,2})?(ms|s|m|h|d)$")]
     pub rate: Option<Option<String>>,
     /// The same for each concurrency key.
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<String>, example = "10/1s")]
+    #[schema(value_type = Option<String>, example = "10/1s", pattern = r"^[1-9][0-9]{0,8}/([1-9][0-9]{0,2})?(ms|s|m|h|d)$")]
     pub rate_per_key: Option<Option<String>>,
 }
 
@@ -90,8 +97,14 @@ pub async fn patch_flow(
     State(state): State<AppState>,
     caller: Caller,
     ApiPath(name): ApiPath<String>,
-    ApiJson(request): ApiJson<FlowRequest>,
+    ApiJson(body): ApiJson<serde_json::Value>,
 ) -> Result<Json<JobTypeView>, ApiError> {
+    // An object only: serde would read a struct from an array too.
+    if !body.is_object() {
+        return Err(ApiError::bad_request("the body must be a JSON object"));
+    }
+    let request: FlowRequest = serde_json::from_value(body)
+        .map_err(|e| ApiError::bad_request(format!("invalid body: {e}")))?;
     let change = FlowChange {
         paused: None,
         max_running: request.max_running,
