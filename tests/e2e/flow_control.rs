@@ -109,7 +109,10 @@ async fn one_job_per_key_at_a_time_across_two_workers_both_keys_progressing(pool
     assert!(overlapping, "the keys ran one after the other: {spans:?}");
     let first = spans.first().unwrap().1;
     let last = spans.iter().map(|s| s.2).max().unwrap();
-    println!("12 jobs of 300 ms over 2 keys took {} ms", (last - first).num_milliseconds());
+    println!(
+        "12 jobs of 300 ms over 2 keys took {} ms",
+        (last - first).num_milliseconds()
+    );
 }
 
 /// `echo` limited to 5 a second (burst 5): 15 jobs over two workers start over at least
@@ -129,7 +132,11 @@ async fn a_rate_of_five_a_second_spreads_fifteen_jobs_over_two_seconds(pool: PgP
     drain_with_two(&store, &sandbox).await;
 
     let spans = attempts(&pool, "echo").await;
-    assert_eq!(spans.len(), 15, "one attempt per job, none spent on waiting");
+    assert_eq!(
+        spans.len(),
+        15,
+        "one attempt per job, none spent on waiting"
+    );
     let (completed,): (i64,) = sqlx::query_as(
         "SELECT count(*) FROM sluice.jobs WHERE job_type = 'echo' AND state = 'completed'",
     )
@@ -139,7 +146,10 @@ async fn a_rate_of_five_a_second_spreads_fifteen_jobs_over_two_seconds(pool: PgP
     assert_eq!(completed, 15);
     let starts: Vec<DateTime<Utc>> = spans.iter().map(|s| s.1).collect();
     let spread = *starts.last().unwrap() - starts[0];
-    println!("15 jobs at 5/1s started over {} ms", spread.num_milliseconds());
+    println!(
+        "15 jobs at 5/1s started over {} ms",
+        spread.num_milliseconds()
+    );
     assert!(
         spread >= chrono::Duration::milliseconds(1950),
         "started over {spread}"
@@ -201,7 +211,11 @@ async fn a_paused_type_keeps_its_jobs_pending_until_resumed(pool: PgPool) {
         .unwrap()
         .unwrap();
     let long_job = store.get(None, long).await.unwrap().unwrap();
-    assert_eq!(long_job.state, JobState::Completed, "the running job finished");
+    assert_eq!(
+        long_job.state,
+        JobState::Completed,
+        "the running job finished"
+    );
     let (pending, attempted): (i64, i64) = sqlx::query_as(
         "SELECT count(*), count(*) FILTER (WHERE attempt > 0) FROM sluice.jobs \
          WHERE state = 'pending'",
@@ -210,14 +224,16 @@ async fn a_paused_type_keeps_its_jobs_pending_until_resumed(pool: PgPool) {
     .await
     .unwrap();
     assert_eq!((pending, attempted), (100, 0), "none claimed while paused");
-    let some_pending = sqlx::query_scalar::<_, i64>(
-        "SELECT id FROM sluice.jobs WHERE state = 'pending' LIMIT 1",
-    )
-    .fetch_one(&pool)
-    .await
-    .unwrap();
+    let some_pending =
+        sqlx::query_scalar::<_, i64>("SELECT id FROM sluice.jobs WHERE state = 'pending' LIMIT 1")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
     let shown = store.get(None, some_pending).await.unwrap().unwrap();
-    assert_eq!(shown.held.map(|h| h.to_string()).as_deref(), Some("type paused"));
+    assert_eq!(
+        shown.held.map(|h| h.to_string()).as_deref(),
+        Some("type paused")
+    );
 
     let resume = FlowChange {
         paused: Some(false),

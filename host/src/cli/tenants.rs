@@ -379,7 +379,14 @@ pub async fn run(
             let tenants = store.list_tenants().await?;
             printer.table(
                 tenants,
-                &["id", "created", "max payload", "rate", "max component", "paused"],
+                &[
+                    "id",
+                    "created",
+                    "max payload",
+                    "rate",
+                    "max component",
+                    "paused",
+                ],
                 |t| {
                     vec![
                         t.id.clone(),

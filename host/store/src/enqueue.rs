@@ -138,7 +138,7 @@ const MAX_KEY_ROUNDS: usize = 16;
 /// The batch, through `sluice.enqueue_jobs(...)` (migration 0011): the one INSERT of new
 /// jobs, shared with `sluice.enqueue(...)` and the scheduler (see the file's header).
 const ENQUEUE_JOBS: &str = include_str!("../sql/enqueue/enqueue_jobs.sql");
-/// The same with concurrency keys (migration 0023), for batches that carry one.
+/// The same with concurrency keys (migration 0024), for batches that carry one.
 const ENQUEUE_KEYED_JOBS: &str = include_str!("../sql/enqueue/enqueue_keyed_jobs.sql");
 
 /// The single result row of `sluice.enqueue_jobs(...)`.

@@ -4,7 +4,7 @@
 //!
 //! Owns: the statements that change these settings and read them back, and the wording
 //! of a held-back job's reason. The claim that enforces them is `sluice.claim(...)`
-//! (migration 0023; `lease.rs` calls it); concurrency keys are given at enqueue.
+//! (migration 0024; `lease.rs` calls it); concurrency keys are given at enqueue.
 //! Must not: decide what the claim takes (only the claim statement does), or change a
 //! job's state.
 
@@ -339,7 +339,11 @@ impl Store {
 
     /// Why job `id` (of `tenant`, when given) is pending though due: `None` when it is
     /// not pending, not due yet, or nothing holds it back.
-    pub async fn job_held(&self, id: i64, tenant: Option<&str>) -> Result<Option<Held>, StoreError> {
+    pub async fn job_held(
+        &self,
+        id: i64,
+        tenant: Option<&str>,
+    ) -> Result<Option<Held>, StoreError> {
         let row: Option<HeldRow> = sqlx::query_as(HELD)
             .bind(id)
             .bind(tenant)

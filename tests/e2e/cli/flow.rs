@@ -44,10 +44,16 @@ async fn flow_flags_pause_and_the_held_reason_through_the_cli(pool: PgPool) {
 
     // A drained worker leaves it pending while paused.
     sluice.ok(&["worker", "--drain", "--drain-horizon", "1s"]);
-    assert_eq!(sluice.json(&["jobs", "show", &id, "--json"])["state"], "pending");
+    assert_eq!(
+        sluice.json(&["jobs", "show", &id, "--json"])["state"],
+        "pending"
+    );
     sluice.ok(&["types", "resume", "echo"]);
     sluice.ok(&["tenants", "pause", "default"]);
-    assert_eq!(sluice.json(&["tenants", "show", "default", "--json"])["paused"], true);
+    assert_eq!(
+        sluice.json(&["tenants", "show", "default", "--json"])["paused"],
+        true
+    );
     assert_eq!(
         sluice.json(&["jobs", "show", &id, "--json"])["held"],
         "tenant paused"

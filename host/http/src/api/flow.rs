@@ -71,7 +71,10 @@ async fn change_type(
     change: FlowChange,
 ) -> Result<Json<JobTypeView>, ApiError> {
     validate::text("type", name)?;
-    state.store().set_flow(&caller.tenant, name, &change).await?;
+    state
+        .store()
+        .set_flow(&caller.tenant, name, &change)
+        .await?;
     state
         .store()
         .get_job_type(&caller.tenant, name)

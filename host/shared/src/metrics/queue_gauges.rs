@@ -66,7 +66,10 @@ impl Metrics {
             }
             entry.ready += t.counts.ready;
             let h = &t.held;
-            for (i, n) in [h.paused, h.type_cap, h.key_cap, h.rate].into_iter().enumerate() {
+            for (i, n) in [h.paused, h.type_cap, h.key_cap, h.rate]
+                .into_iter()
+                .enumerate()
+            {
                 entry.held[i] += n;
             }
             entry.expirations += t.lease_expirations_last_hour;
@@ -92,7 +95,10 @@ impl Metrics {
                     .set(v.counts[i]);
             }
             f.queue_ready.get_or_create(&labels).set(v.ready);
-            for (i, reason) in ["paused", "type_cap", "key_cap", "rate"].into_iter().enumerate() {
+            for (i, reason) in ["paused", "type_cap", "key_cap", "rate"]
+                .into_iter()
+                .enumerate()
+            {
                 f.queue_held
                     .get_or_create(&HeldLabels {
                         tenant: labels.tenant.clone(),

@@ -2,7 +2,7 @@
 -- (host/store/src/time_range.rs) so an old out-of-range row cannot break the reader.
 -- Its follow-up jobs: the first 100 ids in the order the parent asked for them
 -- (admin.rs MAX_CHILDREN_SHOWN) and how many there are, through jobs_parent_uidx. Its
--- concurrency key ('' in flow_key is the lane without one: migration 0023).
+-- concurrency key ('' in flow_key is the lane without one: migration 0024).
 -- $1 job id (int8), $2 tenant or NULL for any (text).
 SELECT id, tenant, job_type, payload, priority::int4 AS priority, state,
        least(greatest(run_at, timestamptz '1970-01-01 00:00:00+00'), timestamptz '9999-12-31 23:59:59.999999+00') AS run_at,

@@ -2,7 +2,7 @@
 -- (migrations 0007..0009; its current text is in host/store/schema.sql): locks the capped
 -- tenants that have ready work, interleaves tenants by how many jobs each runs
 -- (docs/fairness.md), locks rows with SKIP LOCKED and starts each attempt on its row.
--- Flow control (migration 0023, docs/flow-control.md): paused tenants and types are left,
+-- Flow control (migration 0024, docs/flow-control.md): paused tenants and types are left,
 -- and jobs of the keys' lane are taken within their type's and key's caps and rates.
 -- $1 worker (text), $2 limit (int4, 1..=10000), $3 lease in microseconds (int8),
 -- $4 tenants or NULL for all (text[]), $5 job types or NULL for all (text[]),

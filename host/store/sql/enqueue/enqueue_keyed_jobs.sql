@@ -1,6 +1,6 @@
 -- → pending: a batch of jobs of which at least one has a concurrency key: the statement
 -- of enqueue_jobs.sql with $13 concurrency_key[] (text[], NULL per row for none;
--- migration 0023), which puts each job in its flow lane (docs/flow-control.md). Batches
+-- migration 0024), which puts each job in its flow lane (docs/flow-control.md). Batches
 -- without keys use enqueue_jobs.sql, unchanged, so a host works on a database that
 -- predates keys until one is used.
 -- $1 tenant[] (text[]), $2 job_type[] (text[]), $3 payload[] (bytea[]), $4 priority[]

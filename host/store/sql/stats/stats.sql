@@ -1,7 +1,7 @@
 -- Queue statistics: one row per (tenant, job type) that is registered or has jobs, with
 -- job counts per state (zero for a registered type with none), the oldest ready job's age
 -- and the lease expirations of the last hour, whether the type (or its tenant) is paused
--- and how many of its due jobs each flow control holds back (migration 0023; a key's
+-- and how many of its due jobs each flow control holds back (migration 0024; a key's
 -- jobs are counted through its sluice.flow_keys row). Read-only.
 -- $1 tenant or NULL for all (text).
 WITH depth AS (

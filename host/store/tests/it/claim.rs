@@ -191,7 +191,7 @@ async fn claim_refuses_bad_requests(pool: PgPool) {
 }
 
 /// The scan the claim statement starts from walks `jobs_claim_idx` in order (no sort),
-/// and the tenant-filtered one (of the main lane, migration 0023) uses
+/// and the tenant-filtered one (of the main lane, migration 0024) uses
 /// `jobs_claim_tenant_idx`.
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn claim_scan_uses_the_partial_indexes(pool: PgPool) {

@@ -1,4 +1,4 @@
-//! Flow control in the claim (migration 0023, docs/flow-control.md): pausing types and
+//! Flow control in the claim (migration 0024, docs/flow-control.md): pausing types and
 //! tenants, caps per concurrency key and per type, rate limits per type and per key,
 //! fair turns between keys, and the reason a held-back job gives. One claimer per test;
 //! `flow_fleet.rs` races many and reads the plan's cost.
@@ -83,7 +83,10 @@ async fn a_paused_type_is_not_claimed_its_running_job_finishes_and_resume_releas
     let claimed = claim(&store, 10).await;
     assert_eq!(claimed.len(), 1, "{claimed:?}");
     assert_eq!(claimed[0].job_type, ONCE);
-    assert_eq!(store.job_held(ids[1], None).await.unwrap(), Some(Held::TypePaused));
+    assert_eq!(
+        store.job_held(ids[1], None).await.unwrap(),
+        Some(Held::TypePaused)
+    );
     assert!(store.get_flow(TENANT, JOB).await.unwrap().unwrap().paused);
     // The job running at pause time finishes.
     store.complete(&running.lease, &done()).await.unwrap();
@@ -114,7 +117,10 @@ async fn a_paused_tenant_is_not_claimed_until_resumed(pool: PgPool) {
     let claimed = claim(&store, 10).await;
     assert_eq!(claimed.len(), 1, "{claimed:?}");
     assert_eq!(claimed[0].tenant, OTHER_TENANT);
-    assert_eq!(store.job_held(held, None).await.unwrap(), Some(Held::TenantPaused));
+    assert_eq!(
+        store.job_held(held, None).await.unwrap(),
+        Some(Held::TenantPaused)
+    );
     store.set_tenant_paused(TENANT, false).await.unwrap();
     assert_eq!(claim(&store, 10).await.len(), 3);
     assert!(store.set_tenant_paused("nobody", true).await.is_err());
@@ -172,7 +178,10 @@ async fn a_key_never_runs_more_than_its_cap_and_a_finished_job_frees_its_slot(po
 
     // Raising the cap takes effect at the next claim.
     set(&store, per_key(3)).await;
-    assert_eq!(by_key(&pool, &claim(&store, 10).await).await.get("a"), Some(&1));
+    assert_eq!(
+        by_key(&pool, &claim(&store, 10).await).await.get("a"),
+        Some(&1)
+    );
 }
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
@@ -238,9 +247,7 @@ async fn a_type_cap_counts_jobs_with_and_without_keys(pool: PgPool) {
 }
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
-async fn a_rate_limit_spends_tokens_and_refills_with_time_without_spending_attempts(
-    pool: PgPool,
-) {
+async fn a_rate_limit_spends_tokens_and_refills_with_time_without_spending_attempts(pool: PgPool) {
     let store = setup(&pool).await;
     set(
         &store,
@@ -284,9 +291,9 @@ async fn a_rate_limit_spends_tokens_and_refills_with_time_without_spending_attem
     sqlx::query(
         "UPDATE sluice.job_types SET rate_refilled_at = rate_refilled_at - interval '1 minute'",
     )
-        .execute(&pool)
-        .await
-        .unwrap();
+    .execute(&pool)
+    .await
+    .unwrap();
     assert_eq!(claim(&store, 15).await.len(), 5);
     assert!(claim(&store, 15).await.is_empty());
 }
@@ -306,7 +313,11 @@ async fn a_per_key_rate_limits_each_key_alone(pool: PgPool) {
     store.enqueue_many(&keyed("b", 5)).await.unwrap();
     let claimed = claim(&store, 10).await;
     let counts = by_key(&pool, &claimed).await;
-    assert_eq!((counts.get("a"), counts.get("b")), (Some(&2), Some(&2)), "{counts:?}");
+    assert_eq!(
+        (counts.get("a"), counts.get("b")),
+        (Some(&2), Some(&2)),
+        "{counts:?}"
+    );
     assert!(claim(&store, 10).await.is_empty());
     let held = sqlx::query_scalar::<_, i64>(
         "SELECT id FROM sluice.jobs WHERE flow_key = 'a' AND state = 'pending' LIMIT 1",
@@ -363,18 +374,32 @@ async fn the_sql_enqueue_takes_a_concurrency_key_and_old_calls_still_work(pool: 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn bad_flow_settings_and_keys_are_refused(pool: PgPool) {
     let store = setup(&pool).await;
-    let err = store.set_flow(TENANT, "nope", &per_key(1)).await.unwrap_err();
-    assert!(matches!(err, sluice_store::StoreError::UnknownJobType { .. }), "{err:?}");
+    let err = store
+        .set_flow(TENANT, "nope", &per_key(1))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, sluice_store::StoreError::UnknownJobType { .. }),
+        "{err:?}"
+    );
     assert!(store.set_flow(TENANT, JOB, &per_key(0)).await.is_err());
     let long = "k".repeat(256);
-    assert!(store.enqueue(&job("x").with_concurrency_key(long)).await.is_err());
-    assert!(store.enqueue(&job("x").with_concurrency_key("")).await.is_err());
+    assert!(
+        store
+            .enqueue(&job("x").with_concurrency_key(long))
+            .await
+            .is_err()
+    );
+    assert!(
+        store
+            .enqueue(&job("x").with_concurrency_key(""))
+            .await
+            .is_err()
+    );
 }
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
-async fn stats_count_the_held_back_jobs_by_reason_and_the_type_shows_its_controls(
-    pool: PgPool,
-) {
+async fn stats_count_the_held_back_jobs_by_reason_and_the_type_shows_its_controls(pool: PgPool) {
     let store = setup(&pool).await;
     set(&store, per_key(1)).await;
     store.enqueue_many(&keyed("a", 3)).await.unwrap();

@@ -1,4 +1,4 @@
-//! Flow control across a fleet (migration 0023): many claimers racing on their own
+//! Flow control across a fleet (migration 0024): many claimers racing on their own
 //! connections never over-admit a key's or a type's cap, and a claim beside a large
 //! backlog held back by its keys reads none of it.
 
@@ -73,7 +73,10 @@ async fn racing_claimers_never_over_admit_a_key_or_a_type(
             claimed.extend(t.await.unwrap());
         }
         let (per_key_peak, running) = running_peaks(&pool).await;
-        assert!(per_key_peak <= 1, "round {round}: a key runs {per_key_peak}");
+        assert!(
+            per_key_peak <= 1,
+            "round {round}: a key runs {per_key_peak}"
+        );
         assert!(running <= 12, "round {round}: the type runs {running}");
         // Finish them, so their keys and the type have room for the next round.
         for job in &claimed {
@@ -85,7 +88,10 @@ async fn racing_claimers_never_over_admit_a_key_or_a_type(
     // The rest, one claimer at a time: nothing was lost.
     while total < 100 {
         let claimed = store.claim(&claim_req("last", 20)).await.unwrap();
-        assert!(!claimed.is_empty() && claimed.len() <= 12, "{total}: {claimed:?}");
+        assert!(
+            !claimed.is_empty() && claimed.len() <= 12,
+            "{total}: {claimed:?}"
+        );
         for job in &claimed {
             store.complete(&job.lease, &done()).await.unwrap();
             total += 1;
@@ -115,9 +121,7 @@ async fn jobs_reads(pool: &PgPool) -> (i64, i64) {
 /// a few plain jobs of another tenant: a claim takes the plain jobs and reads a handful
 /// of rows, not the held-back backlog (its cost does not grow with it).
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
-async fn a_claim_beside_ten_thousand_keys_at_their_cap_reads_none_of_their_backlog(
-    pool: PgPool,
-) {
+async fn a_claim_beside_ten_thousand_keys_at_their_cap_reads_none_of_their_backlog(pool: PgPool) {
     let store = setup(&pool).await;
     set(&store, per_key(1)).await;
     for chunk in 0..10 {
@@ -133,8 +137,17 @@ async fn a_claim_beside_ten_thousand_keys_at_their_cap_reads_none_of_their_backl
         assert!(n > 0, "stalled at {running}");
         running += n;
     }
-    assert!(store.claim(&claim_req("busy", 100)).await.unwrap().is_empty());
-    sqlx::query("ANALYZE sluice.jobs").execute(&pool).await.unwrap();
+    assert!(
+        store
+            .claim(&claim_req("busy", 100))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    sqlx::query("ANALYZE sluice.jobs")
+        .execute(&pool)
+        .await
+        .unwrap();
     let (pending,): (i64,) =
         sqlx::query_as("SELECT count(*) FROM sluice.jobs WHERE state = 'pending'")
             .fetch_one(&pool)

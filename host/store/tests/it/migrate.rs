@@ -64,7 +64,7 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
             "jobs_claim_idx",
             "jobs_claim_tenant_idx",
             "jobs_finished_idx",
-            // Partial: only jobs in the flow lane have an entry (migration 0023).
+            // Partial: only jobs in the flow lane have an entry (migration 0024).
             "jobs_flow_idx",
             "jobs_idempotency_key_uidx",
             // Partial: only follow-up jobs have an entry (migration 0014).

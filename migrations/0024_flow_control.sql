@@ -79,7 +79,7 @@ CREATE TABLE sluice.flow_keys (
 CREATE INDEX flow_keys_ready_idx ON sluice.flow_keys (tenant, job_type, ready_at)
     WHERE ready_at IS NOT NULL;
 CREATE INDEX flow_keys_due_idx ON sluice.flow_keys (ready_at) WHERE ready_at IS NOT NULL;
-COMMENT ON TABLE sluice.flow_keys IS 'One row per (tenant, job type, concurrency key) in the flow lane: its running jobs, token bucket and when the claim should look at it next (NULL: at its limit or idle). See migrations/0023_flow_control.sql and docs/flow-control.md.';
+COMMENT ON TABLE sluice.flow_keys IS 'One row per (tenant, job type, concurrency key) in the flow lane: its running jobs, token bucket and when the claim should look at it next (NULL: at its limit or idle). See migrations/0024_flow_control.sql and docs/flow-control.md.';
 
 -- Tokens in a bucket of `count` per `period_ms` (burst `count`) that held `tokens` at
 -- `refilled_at` (NULL: full), now.
@@ -457,8 +457,8 @@ $function$;
 REVOKE EXECUTE ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text, concurrency_key text) FROM PUBLIC;
 
 COMMENT ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text, concurrency_key text) IS 'Enqueue one Sluice job inside the caller''s transaction; returns the job id (the existing one for a duplicate idempotency key). See docs/enqueue-from-sql.md.';
-COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[]) IS 'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys, parents, concurrency keys and one wake-up notice. Used by the Rust enqueue, follow-up jobs, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql, 0014_follow_up_jobs.sql and 0023_flow_control.sql.';
-COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[]) IS 'sluice.enqueue_jobs(...) without concurrency keys (the form of migration 0014). See migrations/0023_flow_control.sql.';
+COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[]) IS 'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys, parents, concurrency keys and one wake-up notice. Used by the Rust enqueue, follow-up jobs, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql, 0014_follow_up_jobs.sql and 0024_flow_control.sql.';
+COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[]) IS 'sluice.enqueue_jobs(...) without concurrency keys (the form of migration 0014). See migrations/0024_flow_control.sql.';
 
 -- The claim: see the top of this file.
 CREATE OR REPLACE FUNCTION sluice.claim(p_worker text, p_limit integer, p_lease_us bigint, p_tenants text[], p_job_types text[], p_max_contract smallint, p_secret_keys text[], p_skip_tenants text[])
@@ -497,7 +497,7 @@ DECLARE
         FROM sluice.webhook_tenants_sealed_elsewhere(p_secret_keys) AS t(tenant)
         WHERE COALESCE(cardinality(p_secret_keys), 0) > 0
         UNION
-        -- Paused types (migration 0023): their pending jobs are in the keys' lane, but one
+        -- Paused types (migration 0024): their pending jobs are in the keys' lane, but one
         -- enqueued while the pause committed may still be in the main lane.
         SELECT jt.tenant || '/' || jt.name
         FROM sluice.job_types jt
@@ -505,7 +505,7 @@ DECLARE
     -- Webhook deliveries are signed with sealed secrets: a host with no key leaves them
     -- all.
     v_keyless boolean := COALESCE(cardinality(p_secret_keys), 0) = 0;
-    -- Paused tenants (migration 0023): none of their jobs is claimed.
+    -- Paused tenants (migration 0024): none of their jobs is claimed.
     v_paused text[] := ARRAY(SELECT t.id FROM sluice.tenants t WHERE t.paused);
     -- Whether a key of the flow lane is ready: if not, the claim is 0022's statement.
     v_flow boolean := EXISTS (SELECT 1 FROM sluice.flow_keys k WHERE k.ready_at <= now());
