@@ -26,21 +26,11 @@ mod module_graph;
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
-    use crate::module_graph::{ModuleGraph, Sources, folders, read_sources};
-
-    fn sources() -> Sources {
-        read_sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
-    }
-
-    /// The layers of the crate comment hold; the API and the dashboard import neither
-    /// each other.
+    /// The layers of the crate comment hold, no folder has an import circle, and the API
+    /// and the dashboard import neither each other.
     #[test]
     fn modules_import_downward_only() {
-        let graph = ModuleGraph::of_folder(&sources(), "");
-        assert_eq!(graph.layers.len(), 3, "lib.rs declares its layers");
-        assert_eq!(graph.problems(), Vec::<String>::new());
+        let graph = crate::module_graph::assert_modules_in_order(env!("CARGO_MANIFEST_DIR"), 3);
         let across: Vec<_> = graph
             .edges
             .keys()
@@ -50,14 +40,5 @@ mod tests {
             across.is_empty(),
             "the API and the dashboard import each other: {across:?}"
         );
-    }
-
-    #[test]
-    fn no_folder_has_an_import_circle() {
-        let sources = sources();
-        for folder in folders(&sources).iter().filter(|f| !f.is_empty()) {
-            let problems = ModuleGraph::of_folder(&sources, folder).problems();
-            assert_eq!(problems, Vec::<String>::new(), "in {folder}/");
-        }
     }
 }

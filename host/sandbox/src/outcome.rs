@@ -95,7 +95,12 @@ pub enum Failure {
     /// A durable job's journal stopped the attempt: a replayed call differed from the
     /// recorded one or the journal reached its cap (`fatal`), or the journal could not
     /// be written (the lease was lost, the database unreachable: retried).
-    Journal { reason: String, fatal: bool },
+    Journal {
+        /// What stopped it, for the attempt's error.
+        reason: String,
+        /// Fatal (divergence, cap) rather than retried.
+        fatal: bool,
+    },
 }
 
 impl Failure {

@@ -23,7 +23,9 @@ const SET_TENANT_PAUSED: &str = include_str!("../sql/tenants/set_paused.sql");
 /// A token bucket: `count` per `period`, bursting to `count`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rate {
+    /// Jobs started per period (and the burst).
     pub count: u32,
+    /// The period the count refills over.
     pub period: Duration,
 }
 
@@ -96,12 +98,19 @@ impl std::fmt::Display for Rate {
 /// A job type's flow controls as stored (null: none).
 #[derive(Clone, Debug, Default, PartialEq, sqlx::FromRow)]
 pub struct FlowLimits {
+    /// Paused: none of its jobs is claimed.
     pub paused: bool,
+    /// Its jobs running at once, fleet-wide.
     pub max_running: Option<i32>,
+    /// Its jobs of one concurrency key running at once.
     pub max_running_per_key: Option<i32>,
+    /// The type-wide rate's count.
     pub rate_count: Option<i32>,
+    /// The type-wide rate's period, in milliseconds.
     pub rate_period_ms: Option<i64>,
+    /// The per-key rate's count.
     pub key_rate_count: Option<i32>,
+    /// The per-key rate's period, in milliseconds.
     pub key_rate_period_ms: Option<i64>,
 }
 
@@ -121,20 +130,30 @@ impl FlowLimits {
 /// limit.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowChange {
+    /// Pause or resume.
     pub paused: Option<bool>,
+    /// The type's cap on running jobs.
     pub max_running: Option<Option<u32>>,
+    /// The cap on running jobs per concurrency key.
     pub max_running_per_key: Option<Option<u32>>,
+    /// The type-wide rate.
     pub rate: Option<Option<Rate>>,
+    /// The per-key rate.
     pub rate_per_key: Option<Option<Rate>>,
 }
 
 /// A job type's flow controls and their state now.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSettings {
+    /// Paused: none of its jobs is claimed.
     pub paused: bool,
+    /// Its jobs running at once, fleet-wide.
     pub max_running: Option<u32>,
+    /// Its jobs of one concurrency key running at once.
     pub max_running_per_key: Option<u32>,
+    /// The type-wide rate.
     pub rate: Option<Rate>,
+    /// The per-key rate.
     pub rate_per_key: Option<Rate>,
     /// Its running jobs, counted only when `max_running` is set.
     pub running: Option<i64>,
@@ -145,12 +164,38 @@ pub struct FlowSettings {
 /// Why a pending, due job is not running (the first that applies).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Held {
+    /// Its tenant is paused.
     TenantPaused,
+    /// Its job type is paused.
     TypePaused,
-    TypeAtCap { running: i32, max: i32 },
-    KeyAtCap { key: String, running: i32, max: i32 },
-    RateLimited { until: DateTime<Utc> },
-    KeyRateLimited { key: String, until: DateTime<Utc> },
+    /// Its type runs `max` jobs, its cap.
+    TypeAtCap {
+        /// Jobs of the type running now.
+        running: i32,
+        /// The type's cap.
+        max: i32,
+    },
+    /// Its concurrency key runs `max` jobs, its cap.
+    KeyAtCap {
+        /// The job's concurrency key.
+        key: String,
+        /// Jobs of the key running now.
+        running: i32,
+        /// The cap per key.
+        max: i32,
+    },
+    /// The type's rate has no token until `until`.
+    RateLimited {
+        /// When the next token comes.
+        until: DateTime<Utc>,
+    },
+    /// Its key's rate has no token until `until`.
+    KeyRateLimited {
+        /// The job's concurrency key.
+        key: String,
+        /// When the key's next token comes.
+        until: DateTime<Utc>,
+    },
 }
 
 impl std::fmt::Display for Held {

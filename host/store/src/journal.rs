@@ -40,6 +40,7 @@ pub struct LoadedJournal {
     pub component_id: Option<i64>,
     /// The journal's size as counted against its cap.
     pub bytes: i64,
+    /// The entries, in order (seq 0, 1, ...).
     pub entries: Vec<JournalEntry>,
 }
 
@@ -51,7 +52,13 @@ pub enum AppendError {
     LeaseLost(i64),
     /// The journal would grow to `bytes`, past `cap`.
     #[error("the journal would be {bytes} bytes, over its cap of {cap} bytes")]
-    OverCap { bytes: i64, cap: i64 },
+    OverCap {
+        /// The size the append would reach.
+        bytes: i64,
+        /// The job's cap.
+        cap: i64,
+    },
+    /// The database failed.
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -59,13 +66,19 @@ pub enum AppendError {
 /// One entry of a job's journal for people.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct JournalRecord {
+    /// Its place in the journal, from 0.
     pub seq: i32,
+    /// The host call: `http`, `secret`, `enqueue`, `wall-clock`, `monotonic-clock`, `random`.
     pub kind: String,
+    /// What was asked (a method and URL, a secret's name), for matching a replay.
     pub request: String,
+    /// The result in a few words (a status, a size), for people.
     pub summary: String,
+    /// The recorded result as replayed.
     pub result: Vec<u8>,
     /// The attempt that recorded it (live).
     pub attempt: i32,
+    /// When it was recorded.
     pub recorded_at: DateTime<Utc>,
     /// A later attempt ran, which was answered from this entry instead of calling.
     pub replayed: bool,

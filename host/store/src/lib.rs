@@ -58,6 +58,7 @@ mod types;
 mod ui_sessions;
 mod validate;
 mod webhook_deliveries;
+mod webhook_rules;
 mod webhooks;
 mod workers;
 
@@ -110,12 +111,12 @@ pub use validate::{
 pub use webhook_deliveries::{
     DeliveryInfo, DeliveryTarget, EVENT_JOB_TYPE, EVENT_RETENTION, EndpointForSend, EventRequest,
 };
-pub use webhooks::{
-    DEFAULT_RETRY_SCHEDULE, DEFAULT_WEBHOOK_TIMEOUT, EndpointInfo, EndpointUpdate,
-    MAX_ENDPOINTS_PER_TENANT, MAX_RETRY_STEP, MAX_RETRY_STEPS, MAX_URL_LEN, MAX_WEBHOOK_TIMEOUT,
-    MIN_WEBHOOK_TIMEOUT, NewEndpoint, SealedValue, TEST_EVENT_TYPE, WEBHOOK_JOB_TYPE,
-    endpoint_secret_name, parse_endpoint_id, validate_event_type,
+pub use webhook_rules::{
+    DEFAULT_RETRY_SCHEDULE, DEFAULT_WEBHOOK_TIMEOUT, MAX_ENDPOINTS_PER_TENANT, MAX_RETRY_STEP,
+    MAX_RETRY_STEPS, MAX_URL_LEN, MAX_WEBHOOK_TIMEOUT, MIN_WEBHOOK_TIMEOUT, TEST_EVENT_TYPE,
+    WEBHOOK_JOB_TYPE, endpoint_secret_name, parse_endpoint_id, validate_event_type,
 };
+pub use webhooks::{EndpointInfo, EndpointUpdate, NewEndpoint, SealedValue};
 pub use workers::{
     NewWorker, Registration, WORKER_RETENTION, WorkerKind, WorkerRecord, WorkerState,
 };

@@ -11,7 +11,8 @@
 //! or see a value or a key (the host does), or change anything of a row but its sealing.
 
 use crate::secrets::{Resealed, SealedSecret};
-use crate::webhooks::{SealedValue, endpoint_secret_name};
+use crate::webhook_rules::endpoint_secret_name;
+use crate::webhooks::SealedValue;
 use crate::{Store, StoreError};
 
 /// A kind of value sealed under the operator's keys.

@@ -101,9 +101,13 @@ pub struct TypeStats {
 /// the first that applies: pause, the type's cap, its key's cap, a rate limit).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HeldCounts {
+    /// Held by a paused tenant or type.
     pub paused: i64,
+    /// Held by their type's cap.
     pub type_cap: i64,
+    /// Held by their concurrency key's cap.
     pub key_cap: i64,
+    /// Held by a rate limit (the type's or the key's).
     pub rate: i64,
 }
 

@@ -123,7 +123,7 @@ impl EventRequest {
                     "a `{EVENT_JOB_TYPE}` payload is {{\"type\": \"invoice.paid\", \"payload\": {{...}}, \"idempotency_key\": \"...\"}}: {e}"
                 ),
             })?;
-        crate::webhooks::validate_event_type(&request.event_type)?;
+        crate::webhook_rules::validate_event_type(&request.event_type)?;
         text::check_json("payload", &request.payload)?;
         if let Some(key) = &request.idempotency_key {
             check_key(key)?;
@@ -164,7 +164,7 @@ impl Store {
         payload: &serde_json::Value,
         idempotency_key: Option<&str>,
     ) -> Result<i64, StoreError> {
-        crate::webhooks::validate_event_type(event_type)?;
+        crate::webhook_rules::validate_event_type(event_type)?;
         text::check_json("payload", payload)?;
         if let Some(key) = idempotency_key {
             check_key(key)?;

@@ -38,6 +38,7 @@ pub struct JournalEntryView {
     pub attempt: i32,
     /// True when a later attempt ran and was answered from this entry instead of calling.
     pub replayed: bool,
+    /// When it was recorded.
     pub recorded_at: DateTime<Utc>,
 }
 
@@ -72,12 +73,15 @@ impl From<JournalRecord> for JournalEntryView {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JournalView {
+    /// The job.
     #[schema(minimum = 1)]
     pub job_id: i64,
+    /// Its entries, in call order.
     pub entries: Vec<JournalEntryView>,
 }
 
 impl JournalView {
+    /// The view of `job_id`'s journal records.
     pub fn new(job_id: i64, records: Vec<JournalRecord>) -> Self {
         JournalView {
             job_id,

@@ -80,12 +80,16 @@ pub struct TypeStatsView {
 #[serde(deny_unknown_fields)]
 #[schema(as = HeldCounts)]
 pub struct HeldView {
+    /// Held by a paused tenant or type.
     #[schema(minimum = 0)]
     pub paused: i64,
+    /// Held by their type's cap on running jobs.
     #[schema(minimum = 0)]
     pub type_cap: i64,
+    /// Held by their concurrency key's cap.
     #[schema(minimum = 0)]
     pub key_cap: i64,
+    /// Held by a rate limit (the type's or the key's).
     #[schema(minimum = 0)]
     pub rate: i64,
 }

@@ -67,6 +67,7 @@ pub struct DurableGrant {
     pub job_id: u64,
     /// The journal so far, in order (seq 0, 1, ...).
     pub recorded: Vec<JournalEntry>,
+    /// Where the attempt's new entries are written, before the guest sees them.
     pub sink: Arc<dyn JournalSink>,
 }
 

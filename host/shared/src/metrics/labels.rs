@@ -50,8 +50,11 @@ pub struct StateLabels {
 /// `paused`, `type_cap`, `key_cap` or `rate`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct HeldLabels {
+    /// The tenant.
     pub tenant: String,
+    /// The job type.
     pub job_type: String,
+    /// The flow control holding them: `paused`, `type_cap`, `key_cap` or `rate`.
     pub reason: String,
 }
 

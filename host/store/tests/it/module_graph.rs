@@ -55,6 +55,26 @@ pub fn folders(sources: &Sources) -> BTreeSet<String> {
     folders
 }
 
+/// The check every crate runs on its own `src/` (`manifest_dir`: its
+/// `CARGO_MANIFEST_DIR`): the crate root declares `root_layers` layers (0: none, only
+/// no circle), and no folder has a problem (a circle, or an import against its layers).
+/// Returns the root's graph for checks of the crate's own (which modules never meet).
+pub fn assert_modules_in_order(manifest_dir: &str, root_layers: usize) -> ModuleGraph {
+    let sources = read_sources(&Path::new(manifest_dir).join("src"));
+    assert!(sources.len() > 1, "found the modules: {:?}", sources.keys());
+    for folder in folders(&sources) {
+        let problems = ModuleGraph::of_folder(&sources, &folder).problems();
+        assert_eq!(problems, Vec::<String>::new(), "in src/{folder}");
+    }
+    let root = ModuleGraph::of_folder(&sources, "");
+    assert_eq!(
+        root.layers.len(),
+        root_layers,
+        "the crate root declares its layers"
+    );
+    root
+}
+
 /// The modules of one folder and their imports of each other.
 #[derive(Debug)]
 pub struct ModuleGraph {

@@ -4,19 +4,11 @@
 //!
 //! Owns: those checks, which need no database. Must not: run SQL.
 
-use std::path::Path;
-
-use crate::module_graph::{ModuleGraph, Sources, folders, read_sources};
+use crate::module_graph::{ModuleGraph, Sources};
 
 #[test]
 fn the_stores_modules_import_downward_only() {
-    let sources = read_sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
-    let root = ModuleGraph::of_folder(&sources, "");
-    assert_eq!(root.layers.len(), 2, "lib.rs declares its layers");
-    for folder in folders(&sources) {
-        let problems = ModuleGraph::of_folder(&sources, &folder).problems();
-        assert_eq!(problems, Vec::<String>::new(), "in src/{folder}");
-    }
+    crate::module_graph::assert_modules_in_order(env!("CARGO_MANIFEST_DIR"), 2);
 }
 
 fn crate_of(files: &[(&str, &str)]) -> Sources {
