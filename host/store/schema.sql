@@ -26,6 +26,7 @@ CREATE TYPE sluice.key_scope AS ENUM ('retained', 'unfinished');
 CREATE SEQUENCE sluice.api_tokens_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.api_tokens.id;
 CREATE SEQUENCE sluice.attempt_history_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.attempt_history.id;
 CREATE SEQUENCE sluice.components_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.components.id;
+CREATE SEQUENCE sluice.flow_keys_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.flow_keys.id;
 CREATE SEQUENCE sluice.jobs_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.jobs.id;
 CREATE SEQUENCE sluice.schedules_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.schedules.id;
 CREATE SEQUENCE sluice.ui_sessions_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.ui_sessions.id;
@@ -109,6 +110,21 @@ CREATE TABLE sluice.components (
     CONSTRAINT components_version_length CHECK (((char_length(version) >= 1) AND (char_length(version) <= 64)))
 );
 
+CREATE TABLE sluice.flow_keys (
+    id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
+    tenant text NOT NULL,
+    job_type text NOT NULL,
+    key text NOT NULL,
+    running integer DEFAULT 0 NOT NULL,
+    tokens double precision,
+    refilled_at timestamp with time zone,
+    ready_at timestamp with time zone,
+    CONSTRAINT flow_keys_pkey PRIMARY KEY (id),
+    CONSTRAINT flow_keys_running_check CHECK ((running >= 0)),
+    CONSTRAINT flow_keys_tenant_fkey FOREIGN KEY (tenant) REFERENCES sluice.tenants(id) ON DELETE CASCADE,
+    CONSTRAINT flow_keys_tenant_job_type_key_key UNIQUE (tenant, job_type, key)
+);
+
 CREATE TABLE sluice.job_types (
     tenant text NOT NULL,
     name text NOT NULL,
@@ -134,6 +150,16 @@ CREATE TABLE sluice.job_types (
     secrets text[] DEFAULT '{}'::text[] NOT NULL,
     durable boolean DEFAULT false NOT NULL,
     journal_bytes bigint,
+    paused boolean DEFAULT false NOT NULL,
+    max_running integer,
+    max_running_per_key integer,
+    rate_count integer,
+    rate_period_ms bigint,
+    key_rate_count integer,
+    key_rate_period_ms bigint,
+    rate_tokens double precision,
+    rate_refilled_at timestamp with time zone,
+    flow boolean GENERATED ALWAYS AS ((paused OR (max_running IS NOT NULL) OR (rate_count IS NOT NULL))) STORED,
     CONSTRAINT job_types_backoff_base_ms_check CHECK ((backoff_base_ms >= 0)),
     CONSTRAINT job_types_backoff_cap_ms_check CHECK ((backoff_cap_ms >= 0)),
     CONSTRAINT job_types_backoff_jitter_check CHECK (((backoff_jitter >= (0)::double precision) AND (backoff_jitter <= (1)::double precision))),
@@ -145,12 +171,20 @@ CREATE TABLE sluice.job_types (
     CONSTRAINT job_types_http_response_bytes_check CHECK ((http_response_bytes > 0)),
     CONSTRAINT job_types_http_timeouts_check CHECK (((http_connect_timeout_ms > 0) AND (http_first_byte_timeout_ms > 0) AND (http_between_bytes_timeout_ms > 0))),
     CONSTRAINT job_types_journal_bytes_check CHECK ((journal_bytes > 0)),
+    CONSTRAINT job_types_key_rate_count_check CHECK ((key_rate_count > 0)),
+    CONSTRAINT job_types_key_rate_period_ms_check CHECK ((key_rate_period_ms > 0)),
+    CONSTRAINT job_types_key_rate_whole CHECK (((key_rate_count IS NULL) = (key_rate_period_ms IS NULL))),
     CONSTRAINT job_types_log_bytes_check CHECK ((log_bytes > 0)),
     CONSTRAINT job_types_max_attempts_check CHECK ((max_attempts >= 1)),
+    CONSTRAINT job_types_max_running_check CHECK ((max_running > 0)),
+    CONSTRAINT job_types_max_running_per_key_check CHECK ((max_running_per_key > 0)),
     CONSTRAINT job_types_memory_bytes_check CHECK ((memory_bytes > 0)),
     CONSTRAINT job_types_name_length CHECK (((char_length(name) >= 1) AND (char_length(name) <= 128))),
     CONSTRAINT job_types_output_bytes_check CHECK ((output_bytes > 0)),
     CONSTRAINT job_types_pkey PRIMARY KEY (tenant, name),
+    CONSTRAINT job_types_rate_count_check CHECK ((rate_count > 0)),
+    CONSTRAINT job_types_rate_period_ms_check CHECK ((rate_period_ms > 0)),
+    CONSTRAINT job_types_rate_whole CHECK (((rate_count IS NULL) = (rate_period_ms IS NULL))),
     CONSTRAINT job_types_secrets_size CHECK (((cardinality(secrets) <= 64) AND (array_position(secrets, NULL::text) IS NULL))),
     CONSTRAINT job_types_tenant_fkey FOREIGN KEY (tenant) REFERENCES sluice.tenants(id) ON DELETE CASCADE,
     CONSTRAINT job_types_timeout_ms_nonnegative CHECK ((timeout_ms >= 0))
@@ -183,6 +217,7 @@ CREATE TABLE sluice.jobs (
     attempt_fuel bigint,
     parent_id bigint,
     parent_seq integer,
+    flow_key text,
     CONSTRAINT jobs_attempt_fuel_nonnegative CHECK ((attempt_fuel >= 0)),
     CONSTRAINT jobs_attempt_on_row CHECK ((((attempt_id IS NULL) = (attempt_started_at IS NULL)) AND ((attempt_id IS NULL) = (attempt_worker IS NULL)) AND
 CASE state
@@ -193,6 +228,7 @@ END)),
     CONSTRAINT jobs_attempt_range CHECK (((attempt >= 0) AND (attempt <= max_attempts))),
     CONSTRAINT jobs_cancel_requested_only_running CHECK (((NOT cancel_requested) OR (state = 'running'::sluice.job_state))),
     CONSTRAINT jobs_finished_at_iff_terminal CHECK (((finished_at IS NOT NULL) = (state = ANY (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state])))),
+    CONSTRAINT jobs_flow_key_length CHECK ((char_length(flow_key) <= 255)),
     CONSTRAINT jobs_idempotency_key_length CHECK (((char_length(idempotency_key) >= 1) AND (char_length(idempotency_key) <= 255))),
     CONSTRAINT jobs_job_type_length CHECK (((char_length(job_type) >= 1) AND (char_length(job_type) <= 128))),
     CONSTRAINT jobs_lease_iff_running CHECK ((((state = 'running'::sluice.job_state) = (locked_by IS NOT NULL)) AND ((state = 'running'::sluice.job_state) = (locked_until IS NOT NULL)) AND ((state = 'running'::sluice.job_state) = (lease_token IS NOT NULL)) AND ((state <> 'running'::sluice.job_state) OR (attempt >= 1)))),
@@ -322,6 +358,7 @@ CREATE TABLE sluice.tenants (
     max_http_response_bytes bigint,
     max_follow_ups integer,
     max_follow_up_bytes bigint,
+    paused boolean DEFAULT false NOT NULL,
     CONSTRAINT tenants_egress_allow_size CHECK (((cardinality(egress_allow) <= 64) AND (array_position(egress_allow, NULL::text) IS NULL))),
     CONSTRAINT tenants_enqueue_burst_positive CHECK ((enqueue_burst > 0)),
     CONSTRAINT tenants_id_slug CHECK ((id ~ '^[a-z0-9][a-z0-9_-]{0,62}$'::text)),
@@ -448,12 +485,19 @@ CREATE UNIQUE INDEX components_pkey ON sluice.components USING btree (id);
 CREATE UNIQUE INDEX components_tenant_id_key ON sluice.components USING btree (tenant, id);
 CREATE INDEX components_tenant_name_sha256_idx ON sluice.components USING btree (tenant, name, sha256);
 CREATE UNIQUE INDEX components_tenant_name_version_key ON sluice.components USING btree (tenant, name, version);
+CREATE INDEX flow_keys_due_idx ON sluice.flow_keys USING btree (ready_at) WHERE (ready_at IS NOT NULL);
+CREATE UNIQUE INDEX flow_keys_pkey ON sluice.flow_keys USING btree (id);
+CREATE INDEX flow_keys_ready_idx ON sluice.flow_keys USING btree (tenant, job_type, ready_at) WHERE (ready_at IS NOT NULL);
+CREATE UNIQUE INDEX flow_keys_tenant_job_type_key_key ON sluice.flow_keys USING btree (tenant, job_type, key);
 CREATE INDEX job_types_component_idx ON sluice.job_types USING btree (component_id);
+CREATE INDEX job_types_flow_idx ON sluice.job_types USING btree (tenant, name) WHERE flow;
+CREATE INDEX job_types_paused_idx ON sluice.job_types USING btree (tenant, name) WHERE paused;
 CREATE UNIQUE INDEX job_types_pkey ON sluice.job_types USING btree (tenant, name);
 CREATE INDEX job_types_secrets_idx ON sluice.job_types USING btree (tenant) WHERE (cardinality(secrets) > 0);
 CREATE INDEX jobs_claim_idx ON sluice.jobs USING btree (priority DESC, run_at, id) WHERE (state = 'pending'::sluice.job_state);
-CREATE INDEX jobs_claim_tenant_idx ON sluice.jobs USING btree (tenant, priority DESC, run_at, id) WHERE (state = 'pending'::sluice.job_state);
+CREATE INDEX jobs_claim_tenant_idx ON sluice.jobs USING btree (tenant, priority DESC, run_at, id) WHERE ((state = 'pending'::sluice.job_state) AND (flow_key IS NULL));
 CREATE INDEX jobs_finished_idx ON sluice.jobs USING btree (state, finished_at) WHERE (state = ANY (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state]));
+CREATE INDEX jobs_flow_idx ON sluice.jobs USING btree (tenant, job_type, flow_key, priority DESC, run_at, id) WHERE ((state = 'pending'::sluice.job_state) AND (flow_key IS NOT NULL));
 CREATE UNIQUE INDEX jobs_idempotency_key_uidx ON sluice.jobs USING btree (tenant, idempotency_key) WHERE ((idempotency_key IS NOT NULL) AND ((key_scope = 'retained'::sluice.key_scope) OR (state = ANY (ARRAY['pending'::sluice.job_state, 'running'::sluice.job_state]))));
 CREATE UNIQUE INDEX jobs_parent_uidx ON sluice.jobs USING btree (parent_id, parent_seq) WHERE (parent_id IS NOT NULL);
 CREATE UNIQUE INDEX jobs_pkey ON sluice.jobs USING btree (id);
@@ -468,6 +512,7 @@ CREATE UNIQUE INDEX schedules_pkey ON sluice.schedules USING btree (id);
 CREATE UNIQUE INDEX schedules_tenant_name_key ON sluice.schedules USING btree (tenant, name);
 CREATE INDEX secrets_key_id_idx ON sluice.secrets USING btree (key_id);
 CREATE UNIQUE INDEX secrets_pkey ON sluice.secrets USING btree (tenant, name);
+CREATE INDEX tenants_paused_idx ON sluice.tenants USING btree (id) WHERE paused;
 CREATE UNIQUE INDEX tenants_pkey ON sluice.tenants USING btree (id);
 CREATE INDEX ui_sessions_expires_at_idx ON sluice.ui_sessions USING btree (expires_at);
 CREATE UNIQUE INDEX ui_sessions_pkey ON sluice.ui_sessions USING btree (id);
@@ -579,10 +624,22 @@ DECLARE
         UNION
         SELECT t.tenant || '/sluice.webhook'
         FROM sluice.webhook_tenants_sealed_elsewhere(p_secret_keys) AS t(tenant)
-        WHERE COALESCE(cardinality(p_secret_keys), 0) > 0);
+        WHERE COALESCE(cardinality(p_secret_keys), 0) > 0
+        UNION
+        -- Paused types (migration 0024): their pending jobs are in the keys' lane, but one
+        -- enqueued while the pause committed may still be in the main lane.
+        SELECT jt.tenant || '/' || jt.name
+        FROM sluice.job_types jt
+        WHERE jt.paused);
     -- Webhook deliveries are signed with sealed secrets: a host with no key leaves them
     -- all.
     v_keyless boolean := COALESCE(cardinality(p_secret_keys), 0) = 0;
+    -- Paused tenants (migration 0024): none of their jobs is claimed.
+    v_paused text[] := ARRAY(SELECT t.id FROM sluice.tenants t WHERE t.paused);
+    -- Whether a key of the flow lane is ready: if not, the claim is 0022's statement.
+    v_flow boolean := EXISTS (SELECT 1 FROM sluice.flow_keys k WHERE k.ready_at <= now());
+    -- The ready keys this claim looks at, locked (see below).
+    v_keys bigint[];
 BEGIN
     -- Driven from the capped tenants, one probe of the claim index each (a scalar
     -- subquery is never turned into a join): as an EXISTS, the planner could make it a
@@ -592,22 +649,332 @@ BEGIN
     WHERE t.max_running IS NOT NULL
       AND (p_tenants IS NULL OR t.id = ANY (p_tenants))
       AND (p_skip_tenants IS NULL OR t.id <> ALL (p_skip_tenants))
-      AND (SELECT true FROM sluice.jobs j
-           WHERE j.tenant = t.id AND j.state = 'pending' AND j.run_at <= now()
-           LIMIT 1)
+      AND NOT t.paused
+      AND ((SELECT true FROM sluice.jobs j
+            WHERE j.tenant = t.id AND j.state = 'pending' AND j.flow_key IS NULL
+              AND j.run_at <= now()
+            LIMIT 1)
+           OR (v_flow AND (SELECT true FROM sluice.flow_keys k
+                           WHERE k.tenant = t.id AND k.ready_at <= now() LIMIT 1)))
     ORDER BY t.id
     FOR NO KEY UPDATE OF t;
+
+    IF v_flow THEN
+        -- Types under a fleet-wide cap or rate with a ready key: locked in (tenant, name)
+        -- order, after the tenants (every claimer locks in that order, so none waits in
+        -- a circle), so their running count and bucket are exact for the statements
+        -- below, which take fresh snapshots. Claimers of such a type take turns for the
+        -- length of one claim, as for a capped tenant.
+        PERFORM 1
+        FROM sluice.job_types jt
+        WHERE jt.flow AND NOT jt.paused
+          AND (jt.max_running IS NOT NULL OR jt.rate_count IS NOT NULL)
+          AND (p_tenants IS NULL OR jt.tenant = ANY (p_tenants))
+          AND (p_skip_tenants IS NULL OR jt.tenant <> ALL (p_skip_tenants))
+          AND (p_job_types IS NULL OR jt.name = ANY (p_job_types))
+          AND (SELECT true FROM sluice.flow_keys k
+               WHERE k.tenant = jt.tenant AND k.job_type = jt.name AND k.ready_at <= now()
+               LIMIT 1)
+        ORDER BY jt.tenant, jt.name
+        FOR NO KEY UPDATE OF jt;
+
+        -- The keys to look at: for each (tenant, type) with a ready key (a loose index
+        -- scan over flow_keys_ready_idx: one probe per pair), the keys ready longest,
+        -- as many as the type may still start (its cap, its tokens, p_limit), locked
+        -- with SKIP LOCKED: a key another claim holds is its to serve this time. Keys
+        -- at their limit or out of tokens are not in the index range read.
+        v_keys := ARRAY(
+            WITH RECURSIVE pairs AS (
+                (SELECT k.tenant, k.job_type FROM sluice.flow_keys k
+                 WHERE k.ready_at IS NOT NULL
+                 ORDER BY k.tenant, k.job_type LIMIT 1)
+                UNION ALL
+                SELECT n.tenant, n.job_type
+                FROM pairs p
+                CROSS JOIN LATERAL (
+                    SELECT k.tenant, k.job_type FROM sluice.flow_keys k
+                    WHERE k.ready_at IS NOT NULL
+                      AND (k.tenant, k.job_type) > (p.tenant, p.job_type)
+                    ORDER BY k.tenant, k.job_type LIMIT 1) n
+            )
+            SELECT fk.id
+            FROM pairs p
+            JOIN sluice.job_types jt ON jt.tenant = p.tenant AND jt.name = p.job_type
+            CROSS JOIN LATERAL (
+                SELECT GREATEST(0, LEAST(
+                    p_limit,
+                    CASE WHEN jt.max_running IS NULL THEN p_limit
+                         ELSE jt.max_running
+                              - (SELECT count(*)::integer FROM sluice.jobs j
+                                 WHERE j.tenant = jt.tenant AND j.state = 'running'
+                                   AND j.job_type = jt.name)
+                    END,
+                    CASE WHEN jt.rate_count IS NULL THEN p_limit
+                         ELSE floor(sluice.flow_tokens(jt.rate_tokens, jt.rate_refilled_at,
+                                                       jt.rate_count, jt.rate_period_ms))::integer
+                    END)) AS n
+            ) b
+            CROSS JOIN LATERAL (
+                SELECT k.id FROM sluice.flow_keys k
+                WHERE k.tenant = p.tenant AND k.job_type = p.job_type
+                  AND k.ready_at IS NOT NULL AND k.ready_at <= now()
+                ORDER BY k.ready_at
+                LIMIT b.n
+                FOR UPDATE SKIP LOCKED
+            ) fk
+            WHERE NOT jt.paused
+              AND (cardinality(v_paused) = 0 OR p.tenant <> ALL (v_paused))
+              AND (p_tenants IS NULL OR p.tenant = ANY (p_tenants))
+              AND (p_skip_tenants IS NULL OR p.tenant <> ALL (p_skip_tenants))
+              AND (p_job_types IS NULL OR p.job_type = ANY (p_job_types))
+              AND (cardinality(v_skip) = 0 OR (p.tenant || '/' || p.job_type) <> ALL (v_skip))
+              AND (NOT v_keyless OR p.job_type <> 'sluice.webhook'));
+
+        RETURN QUERY
+        WITH RECURSIVE pending_tenants AS (
+            -- The main lane's tenants, as in the statement below.
+            (SELECT j.tenant FROM sluice.jobs j
+             WHERE j.state = 'pending' AND j.flow_key IS NULL AND p_tenants IS NULL
+             ORDER BY j.tenant LIMIT 1)
+            UNION ALL
+            SELECT (SELECT j.tenant FROM sluice.jobs j
+                    WHERE j.state = 'pending' AND j.flow_key IS NULL AND j.tenant > p.tenant
+                    ORDER BY j.tenant LIMIT 1)
+            FROM pending_tenants p
+            WHERE p.tenant IS NOT NULL
+        ),
+        key_rows AS (
+            SELECT k.id, k.tenant, k.job_type, k.key, k.running, k.tokens, k.refilled_at
+            FROM sluice.flow_keys k
+            WHERE k.id = ANY (v_keys)
+        ),
+        -- Each type's room now (fresh snapshot, after the locks): its cap less what runs,
+        -- and its whole tokens.
+        types AS (
+            SELECT jt.tenant, jt.name, jt.max_running_per_key, jt.key_rate_count,
+                   jt.key_rate_period_ms, jt.rate_count, jt.rate_period_ms, x.tokens,
+                   GREATEST(0, LEAST(
+                       p_limit,
+                       CASE WHEN jt.max_running IS NULL THEN p_limit
+                            ELSE jt.max_running
+                                 - (SELECT count(*)::integer FROM sluice.jobs j
+                                    WHERE j.tenant = jt.tenant AND j.state = 'running'
+                                      AND j.job_type = jt.name)
+                       END,
+                       CASE WHEN x.tokens IS NULL THEN p_limit
+                            ELSE floor(x.tokens)::integer END)) AS room
+            FROM (SELECT DISTINCT r.tenant, r.job_type FROM key_rows r) p
+            JOIN sluice.job_types jt ON jt.tenant = p.tenant AND jt.name = p.job_type
+            CROSS JOIN LATERAL (
+                SELECT CASE WHEN jt.rate_count IS NOT NULL
+                            THEN sluice.flow_tokens(jt.rate_tokens, jt.rate_refilled_at,
+                                                    jt.rate_count, jt.rate_period_ms)
+                       END AS tokens
+            ) x
+        ),
+        -- Each key's room: the type's, its own limit less what it runs, its whole tokens.
+        -- Jobs without a key ('') have no per-key limit or bucket.
+        keys AS (
+            SELECT r.id, r.tenant, r.job_type, r.key, r.running, ty.room AS type_room,
+                   CASE WHEN r.key <> '' THEN ty.max_running_per_key END AS per_key,
+                   ty.key_rate_count, ty.key_rate_period_ms, kt.tokens,
+                   GREATEST(0, LEAST(
+                       ty.room,
+                       CASE WHEN r.key <> '' AND ty.max_running_per_key IS NOT NULL
+                            THEN ty.max_running_per_key - r.running ELSE p_limit END,
+                       CASE WHEN kt.tokens IS NULL THEN p_limit
+                            ELSE floor(kt.tokens)::integer END)) AS room
+            FROM key_rows r
+            JOIN types ty ON ty.tenant = r.tenant AND ty.name = r.job_type
+            CROSS JOIN LATERAL (
+                SELECT CASE WHEN r.key <> '' AND ty.key_rate_count IS NOT NULL
+                            THEN sluice.flow_tokens(r.tokens, r.refilled_at,
+                                                    ty.key_rate_count, ty.key_rate_period_ms)
+                       END AS tokens
+            ) kt
+        ),
+        -- Each key's due jobs in its own order, up to its room (jobs_flow_idx).
+        key_candidates AS (
+            SELECT c.id, c.priority, c.run_at, k.tenant, k.job_type, k.id AS key_id,
+                   row_number() OVER (PARTITION BY k.id
+                                      ORDER BY c.priority DESC, c.run_at, c.id) AS key_rank
+            FROM keys k
+            CROSS JOIN LATERAL (
+                SELECT j.id, j.priority, j.run_at
+                FROM sluice.jobs j
+                WHERE j.tenant = k.tenant AND j.job_type = k.job_type AND j.flow_key = k.key
+                  AND j.state = 'pending' AND j.flow_key IS NOT NULL AND j.run_at <= now()
+                  AND k.room > 0
+                ORDER BY j.priority DESC, j.run_at, j.id
+                LIMIT k.room
+                FOR UPDATE SKIP LOCKED
+            ) c
+        ),
+        -- Keys take turns within their type (every key's first job before any key's
+        -- second), up to the type's room.
+        key_ranked AS (
+            SELECT c.id, c.priority, c.run_at, c.tenant, c.key_id, ty.room,
+                   row_number() OVER (PARTITION BY c.tenant, c.job_type
+                                      ORDER BY c.key_rank, c.priority DESC, c.run_at, c.id)
+                       AS lane_rank
+            FROM key_candidates c
+            JOIN types ty ON ty.tenant = c.tenant AND ty.name = c.job_type
+        ),
+        tenant_list AS (
+            SELECT l.tenant
+            FROM (SELECT p.tenant FROM pending_tenants p WHERE p.tenant IS NOT NULL
+                  UNION
+                  SELECT r.tenant FROM key_rows r
+                  UNION
+                  SELECT u.tenant FROM unnest(p_tenants) AS u(tenant)) l
+            WHERE (p_skip_tenants IS NULL OR l.tenant <> ALL (p_skip_tenants))
+              AND (cardinality(v_paused) = 0 OR l.tenant <> ALL (v_paused))
+        ),
+        counted AS (
+            SELECT tl.tenant, t.max_running,
+                   CASE WHEN t.max_running IS NOT NULL
+                             OR (SELECT count(*) FROM tenant_list) > 1
+                        THEN (SELECT count(*)::integer FROM sluice.jobs j
+                              WHERE j.tenant = tl.tenant AND j.state = 'running')
+                        ELSE 0
+                   END AS running
+            FROM tenant_list tl
+            LEFT JOIN sluice.tenants t ON t.id = tl.tenant
+        ),
+        budget AS (
+            SELECT c.tenant, c.running,
+                   GREATEST(0, LEAST(p_limit, COALESCE(c.max_running - c.running, p_limit))) AS take
+            FROM counted c
+        ),
+        main_candidates AS (
+            SELECT c.id, c.priority, c.run_at, b.tenant, NULL::bigint AS key_id,
+                   row_number() OVER (PARTITION BY b.tenant
+                                      ORDER BY c.priority DESC, c.run_at, c.id) AS lane_rank
+            FROM budget b
+            CROSS JOIN LATERAL (
+                SELECT j.id, j.priority, j.run_at
+                FROM sluice.jobs j
+                WHERE j.tenant = b.tenant AND j.state = 'pending' AND j.flow_key IS NULL
+                  AND j.run_at <= now()
+                  AND (p_job_types IS NULL OR j.job_type = ANY (p_job_types))
+                  AND (cardinality(v_skip) = 0 OR (j.tenant || '/' || j.job_type) <> ALL (v_skip))
+                  AND (NOT v_keyless OR j.job_type <> 'sluice.webhook')
+                  AND b.take > 0
+                ORDER BY j.priority DESC, j.run_at, j.id
+                LIMIT b.take
+                FOR UPDATE SKIP LOCKED
+            ) c
+        ),
+        -- Both lanes in one fair ranking (docs/fairness.md): a tenant's key = what it
+        -- runs + its rank, the lanes interleaved by their own ranks.
+        candidates AS (
+            SELECT a.id, a.priority, a.run_at, a.key_id,
+                   b.running + row_number() OVER w AS fair, row_number() OVER w AS n, b.take
+            FROM (SELECT m.id, m.priority, m.run_at, m.tenant, m.key_id, m.lane_rank
+                  FROM main_candidates m
+                  UNION ALL
+                  SELECT k.id, k.priority, k.run_at, k.tenant, k.key_id, k.lane_rank
+                  FROM key_ranked k
+                  WHERE k.lane_rank <= k.room) a
+            JOIN budget b ON b.tenant = a.tenant
+            WINDOW w AS (PARTITION BY a.tenant ORDER BY a.lane_rank, a.priority DESC, a.run_at, a.id)
+        ),
+        picked AS (
+            SELECT c.id, c.key_id FROM candidates c
+            WHERE c.n <= c.take
+            ORDER BY c.fair, c.priority DESC, c.run_at, c.id
+            LIMIT p_limit
+        ),
+        claimed AS (
+            UPDATE sluice.jobs j
+            SET state = 'running',
+                attempt = j.attempt + 1,
+                locked_by = p_worker,
+                locked_until = now() + p_lease_us * interval '1 microsecond',
+                lease_token = gen_random_uuid(),
+                updated_at = now(),
+                attempt_id = nextval('sluice.attempt_history_id_seq'),
+                attempt_started_at = clock_timestamp(),
+                attempt_worker = p_worker,
+                attempt_fuel = NULL
+            WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked p)) AND j.state::text = 'pending'
+            RETURNING j.id, j.tenant, j.job_type, j.payload, j.priority, j.run_at, j.attempt,
+                      j.max_attempts, j.lease_token, j.locked_until
+        ),
+        taken AS (
+            SELECT p.key_id, count(*)::integer AS n
+            FROM picked p WHERE p.key_id IS NOT NULL
+            GROUP BY p.key_id
+        ),
+        -- Every key looked at: its running count and bucket, and when to look again --
+        -- never (NULL) at its limit (a job ending makes it ready), when a token is back
+        -- when out of tokens, by its first pending job when it started nothing (NULL:
+        -- none pending), else now, behind the keys that waited longer.
+        keys_set AS (
+            UPDATE sluice.flow_keys fk
+            SET running = fk.running + coalesce(t.n, 0),
+                tokens = CASE WHEN k.tokens IS NOT NULL
+                              THEN k.tokens - coalesce(t.n, 0) END,
+                refilled_at = CASE WHEN k.tokens IS NOT NULL THEN now() END,
+                ready_at = CASE
+                    WHEN k.type_room = 0 AND coalesce(t.n, 0) = 0 THEN fk.ready_at
+                    WHEN k.per_key IS NOT NULL AND fk.running + coalesce(t.n, 0) >= k.per_key
+                        THEN NULL
+                    WHEN k.tokens IS NOT NULL AND k.tokens - coalesce(t.n, 0) < 1
+                        THEN now() + (1 - (k.tokens - coalesce(t.n, 0))) * k.key_rate_period_ms
+                                     / k.key_rate_count * interval '1 millisecond'
+                    WHEN coalesce(t.n, 0) = 0
+                        THEN (SELECT CASE WHEN f.run_at <= now() THEN f.run_at
+                                          ELSE (SELECT min(j.run_at) FROM sluice.jobs j
+                                                WHERE j.tenant = k.tenant
+                                                  AND j.job_type = k.job_type
+                                                  AND j.flow_key = k.key
+                                                  AND j.state = 'pending'
+                                                  AND j.flow_key IS NOT NULL) END
+                              FROM (SELECT (SELECT j.run_at FROM sluice.jobs j
+                                            WHERE j.tenant = k.tenant
+                                              AND j.job_type = k.job_type
+                                              AND j.flow_key = k.key
+                                              AND j.state = 'pending'
+                                              AND j.flow_key IS NOT NULL
+                                            ORDER BY j.priority DESC, j.run_at, j.id
+                                            LIMIT 1) AS run_at) f)
+                    ELSE clock_timestamp()
+                END
+            FROM keys k
+            LEFT JOIN taken t ON t.key_id = k.id
+            WHERE fk.id = k.id
+        ),
+        -- The types' buckets: what this claim took from each.
+        types_set AS (
+            UPDATE sluice.job_types jt
+            SET rate_tokens = ty.tokens - x.n, rate_refilled_at = now()
+            FROM types ty
+            JOIN (SELECT r.tenant, r.job_type, sum(t.n)::integer AS n
+                  FROM taken t JOIN key_rows r ON r.id = t.key_id
+                  GROUP BY r.tenant, r.job_type) x
+              ON x.tenant = ty.tenant AND x.job_type = ty.name
+            WHERE ty.tokens IS NOT NULL AND jt.tenant = ty.tenant AND jt.name = ty.name
+        )
+        SELECT c.id, c.tenant, c.job_type, c.payload, c.priority::integer, c.attempt,
+               c.max_attempts, c.lease_token, c.locked_until
+        FROM claimed c
+        ORDER BY c.priority DESC, c.run_at, c.id;
+        RETURN;
+    END IF;
+
+    -- No key is ready: migration 0022's statement, for the main lane.
 
     RETURN QUERY
     WITH RECURSIVE pending_tenants AS (
         -- A loose index scan over jobs_claim_tenant_idx: one probe per tenant with
         -- pending rows, however deep each backlog is.
         (SELECT j.tenant FROM sluice.jobs j
-         WHERE j.state = 'pending' AND p_tenants IS NULL
+         WHERE j.state = 'pending' AND j.flow_key IS NULL AND p_tenants IS NULL
          ORDER BY j.tenant LIMIT 1)
         UNION ALL
         SELECT (SELECT j.tenant FROM sluice.jobs j
-                WHERE j.state = 'pending' AND j.tenant > p.tenant
+                WHERE j.state = 'pending' AND j.flow_key IS NULL AND j.tenant > p.tenant
                 ORDER BY j.tenant LIMIT 1)
         FROM pending_tenants p
         WHERE p.tenant IS NOT NULL
@@ -618,7 +985,8 @@ BEGIN
               UNION
               SELECT u.tenant FROM unnest(p_tenants) AS u(tenant)) l
         -- A spare slot's claim leaves the tenants already running on that worker.
-        WHERE p_skip_tenants IS NULL OR l.tenant <> ALL (p_skip_tenants)
+        WHERE (p_skip_tenants IS NULL OR l.tenant <> ALL (p_skip_tenants))
+          AND (cardinality(v_paused) = 0 OR l.tenant <> ALL (v_paused))
     ),
     counted AS (
         SELECT tl.tenant, t.max_running,
@@ -649,7 +1017,8 @@ BEGIN
         CROSS JOIN LATERAL (
             SELECT j.id, j.priority, j.run_at
             FROM sluice.jobs j
-            WHERE j.tenant = b.tenant AND j.state = 'pending' AND j.run_at <= now()
+            WHERE j.tenant = b.tenant AND j.state = 'pending' AND j.flow_key IS NULL
+              AND j.run_at <= now()
               AND (p_job_types IS NULL OR j.job_type = ANY (p_job_types))
               AND (cardinality(v_skip) = 0 OR (j.tenant || '/' || j.job_type) <> ALL (v_skip))
               AND (NOT v_keyless OR j.job_type <> 'sluice.webhook')
@@ -729,7 +1098,7 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer DEFAULT 10, run_at timestamp with time zone DEFAULT now(), idempotency_key text DEFAULT NULL::text, max_attempts integer DEFAULT NULL::integer, key_scope text DEFAULT 'retained'::text)
+CREATE OR REPLACE FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer DEFAULT 10, run_at timestamp with time zone DEFAULT now(), idempotency_key text DEFAULT NULL::text, max_attempts integer DEFAULT NULL::integer, key_scope text DEFAULT 'retained'::text, concurrency_key text DEFAULT NULL::text)
  RETURNS bigint
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -777,6 +1146,12 @@ BEGIN
                 char_length(enqueue.idempotency_key)
             USING ERRCODE = 'invalid_parameter_value', COLUMN = 'idempotency_key';
     END IF;
+    IF enqueue.concurrency_key IS NOT NULL
+       AND char_length(enqueue.concurrency_key) NOT BETWEEN 1 AND 255 THEN
+        RAISE EXCEPTION 'invalid concurrency_key: must be 1 to 255 characters, got %',
+                char_length(enqueue.concurrency_key)
+            USING ERRCODE = 'invalid_parameter_value', COLUMN = 'concurrency_key';
+    END IF;
     IF enqueue.key_scope IS NULL OR enqueue.key_scope NOT IN ('retained', 'unfinished') THEN
         RAISE EXCEPTION 'invalid key_scope: % is not a key scope; use ''retained'' or ''unfinished''',
                 coalesce(quote_literal(enqueue.key_scope), 'NULL')
@@ -797,7 +1172,9 @@ BEGIN
             CASE WHEN enqueue.idempotency_key IS NOT NULL THEN ARRAY[enqueue.idempotency_key] END,
             ARRAY[enqueue.key_scope],
             coalesce(nullif(current_setting('sluice.default_max_payload_bytes', true), '')::bigint,
-                     1048576));
+                     1048576),
+            NULL, NULL,
+            CASE WHEN enqueue.concurrency_key IS NOT NULL THEN ARRAY[enqueue.concurrency_key] END);
         IF v_result.problem = 'tenant' THEN
             RAISE EXCEPTION 'unknown tenant "%": create it first (sluice tenants create %)',
                     enqueue.tenant, enqueue.tenant
@@ -823,7 +1200,7 @@ BEGIN
         USING ERRCODE = 'serialization_failure', COLUMN = 'idempotency_key';
 END
 $function$;
-REVOKE EXECUTE ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text, concurrency_key text) FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint)
  RETURNS TABLE(problem text, problem_ord bigint, payload_size bigint, payload_limit bigint, ids bigint[], dup_ords bigint[], dup_holders bigint[])
@@ -836,6 +1213,16 @@ AS $function$
 $function$;
 
 CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[])
+ RETURNS TABLE(problem text, problem_ord bigint, payload_size bigint, payload_limit bigint, ids bigint[], dup_ords bigint[], dup_holders bigint[])
+ LANGUAGE sql
+AS $function$
+    SELECT * FROM sluice.enqueue_jobs(p_tenant, p_job_type, p_payload, p_priority,
+                                      p_delay_us, p_at, p_max_attempts, p_idempotency_key,
+                                      p_key_scope, p_default_max_payload, p_parent_id,
+                                      p_parent_seq, NULL::text[]);
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[])
  RETURNS TABLE(problem text, problem_ord bigint, payload_size bigint, payload_limit bigint, ids bigint[], dup_ords bigint[], dup_holders bigint[])
  LANGUAGE plpgsql
 AS $function$
@@ -879,16 +1266,18 @@ BEGIN
         ),
         inserted AS (
             INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at,
-                                     max_attempts, key_scope, parent_id, parent_seq)
+                                     max_attempts, key_scope, parent_id, parent_seq, flow_key)
             SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
                    coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
                    coalesce(u.max_attempts, jt.max_attempts),
-                   coalesce(u.key_scope, 'retained')::sluice.key_scope, u.parent_id, u.parent_seq
+                   coalesce(u.key_scope, 'retained')::sluice.key_scope, u.parent_id, u.parent_seq,
+                   coalesce(u.concurrency_key, CASE WHEN jt.flow THEN '' END)
             FROM (SELECT unnest(n.a) AS id, unnest(p_tenant) AS tenant,
                          unnest(p_job_type) AS job_type, unnest(p_payload) AS payload,
                          unnest(p_priority) AS priority, unnest(p_delay_us) AS delay_us,
                          unnest(p_at) AS at, unnest(p_max_attempts) AS max_attempts,
                          unnest(p_key_scope) AS key_scope,
+                         unnest(p_concurrency_key) AS concurrency_key,
                          unnest(p_parent_id) AS parent_id, unnest(p_parent_seq) AS parent_seq
                   FROM new_ids n) u
             JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
@@ -950,17 +1339,19 @@ BEGIN
         ),
         ins_plain AS (
             INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at,
-                                     max_attempts, key_scope, parent_id, parent_seq)
+                                     max_attempts, key_scope, parent_id, parent_seq, flow_key)
             SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
                    coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
                    coalesce(u.max_attempts, jt.max_attempts),
-                   coalesce(u.key_scope, 'retained')::sluice.key_scope, u.parent_id, u.parent_seq
+                   coalesce(u.key_scope, 'retained')::sluice.key_scope, u.parent_id, u.parent_seq,
+                   coalesce(u.concurrency_key, CASE WHEN jt.flow THEN '' END)
             FROM (SELECT unnest(n.a) AS id, unnest(p_tenant) AS tenant,
                          unnest(p_job_type) AS job_type, unnest(p_payload) AS payload,
                          unnest(p_priority) AS priority, unnest(p_delay_us) AS delay_us,
                          unnest(p_at) AS at, unnest(p_max_attempts) AS max_attempts,
                          unnest(p_idempotency_key) AS idempotency_key,
                          unnest(p_key_scope) AS key_scope,
+                         unnest(p_concurrency_key) AS concurrency_key,
                          unnest(p_parent_id) AS parent_id, unnest(p_parent_seq) AS parent_seq
                   FROM new_ids n) u
             JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
@@ -976,17 +1367,19 @@ BEGIN
         ins_keyed AS (
             INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at,
                                      max_attempts, idempotency_key, key_scope,
-                                     parent_id, parent_seq)
+                                     parent_id, parent_seq, flow_key)
             SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
                    coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
                    coalesce(u.max_attempts, jt.max_attempts), u.idempotency_key,
-                   coalesce(u.key_scope, 'retained')::sluice.key_scope, u.parent_id, u.parent_seq
+                   coalesce(u.key_scope, 'retained')::sluice.key_scope, u.parent_id, u.parent_seq,
+                   coalesce(u.concurrency_key, CASE WHEN jt.flow THEN '' END)
             FROM (SELECT unnest(n.a) AS id, unnest(p_tenant) AS tenant,
                          unnest(p_job_type) AS job_type, unnest(p_payload) AS payload,
                          unnest(p_priority) AS priority, unnest(p_delay_us) AS delay_us,
                          unnest(p_at) AS at, unnest(p_max_attempts) AS max_attempts,
                          unnest(p_idempotency_key) AS idempotency_key,
                          unnest(p_key_scope) AS key_scope,
+                         unnest(p_concurrency_key) AS concurrency_key,
                          unnest(p_parent_id) AS parent_id, unnest(p_parent_seq) AS parent_seq
                   FROM new_ids n) u
             JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
@@ -1108,6 +1501,39 @@ BEGIN
     )
     SELECT id, state, run_at, (SELECT count(*) FROM notified) AS notified FROM moved;
 END
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.flow_keys_follow()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    IF TG_OP <> 'INSERT' AND OLD.flow_key IS NOT NULL AND OLD.state = 'running'
+       AND (TG_OP = 'DELETE' OR NEW.state <> 'running') THEN
+        UPDATE sluice.flow_keys k
+        SET running = greatest(k.running - 1, 0), ready_at = coalesce(k.ready_at, now())
+        WHERE k.tenant = OLD.tenant AND k.job_type = OLD.job_type AND k.key = OLD.flow_key;
+    END IF;
+    IF TG_OP <> 'DELETE' AND NEW.flow_key IS NOT NULL AND NEW.state = 'pending' THEN
+        INSERT INTO sluice.flow_keys AS k (tenant, job_type, key, ready_at)
+        VALUES (NEW.tenant, NEW.job_type, NEW.flow_key, NEW.run_at)
+        ON CONFLICT (tenant, job_type, key) DO UPDATE SET ready_at = EXCLUDED.ready_at
+        WHERE k.ready_at IS NULL OR k.ready_at > EXCLUDED.ready_at;
+    END IF;
+    RETURN NULL;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.flow_tokens(tokens double precision, refilled_at timestamp with time zone, count integer, period_ms bigint)
+ RETURNS double precision
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT CASE WHEN tokens IS NULL OR refilled_at IS NULL THEN count::float8
+                ELSE least(count::float8,
+                           tokens + greatest(extract(epoch FROM now() - refilled_at), 0)
+                                    * 1000 * count / period_ms)
+           END
 $function$;
 
 CREATE OR REPLACE FUNCTION sluice.heartbeat_batch(p_worker text, p_ids bigint[], p_tokens uuid[], p_lease_us bigint)
@@ -1294,17 +1720,21 @@ $function$;
 
 -- Triggers
 -- --------
--- (none)
+CREATE TRIGGER jobs_flow_delete AFTER DELETE ON sluice.jobs FOR EACH ROW WHEN (((old.flow_key IS NOT NULL) AND (old.state = 'running'::sluice.job_state))) EXECUTE FUNCTION sluice.flow_keys_follow();
+CREATE TRIGGER jobs_flow_insert AFTER INSERT ON sluice.jobs FOR EACH ROW WHEN ((new.flow_key IS NOT NULL)) EXECUTE FUNCTION sluice.flow_keys_follow();
+CREATE TRIGGER jobs_flow_update AFTER UPDATE OF state, flow_key ON sluice.jobs FOR EACH ROW WHEN ((((old.flow_key IS NOT NULL) AND (old.state = 'running'::sluice.job_state) AND (new.state <> 'running'::sluice.job_state)) OR ((new.flow_key IS NOT NULL) AND (new.state = 'pending'::sluice.job_state) AND ((old.state <> 'pending'::sluice.job_state) OR (old.flow_key IS DISTINCT FROM new.flow_key))))) EXECUTE FUNCTION sluice.flow_keys_follow();
 
 
 -- Comments
 -- --------
-COMMENT ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text) IS 'Enqueue one Sluice job inside the caller''s transaction; returns the job id (the existing one for a duplicate idempotency key). See docs/enqueue-from-sql.md.';
+COMMENT ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text, concurrency_key text) IS 'Enqueue one Sluice job inside the caller''s transaction; returns the job id (the existing one for a duplicate idempotency key). See docs/enqueue-from-sql.md.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint) IS 'sluice.enqueue_jobs(...) for jobs without a parent (the form of migration 0011). See migrations/0014_follow_up_jobs.sql.';
-COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[]) IS 'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys, parents and one wake-up notice. Used by the Rust enqueue, follow-up jobs, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql and 0014_follow_up_jobs.sql.';
+COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[]) IS 'sluice.enqueue_jobs(...) without concurrency keys (the form of migration 0014). See migrations/0024_flow_control.sql.';
+COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[]) IS 'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys, parents, concurrency keys and one wake-up notice. Used by the Rust enqueue, follow-up jobs, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql, 0014_follow_up_jobs.sql and 0024_flow_control.sql.';
 COMMENT ON FUNCTION sluice.payload_jsonb(p bytea) IS 'A job payload read as JSON, or NULL when the bytes are not UTF-8 JSON. See migrations/0019_ui_sessions.sql.';
 COMMENT ON FUNCTION sluice.send_event(tenant text, event_type text, payload jsonb, idempotency_key text) IS 'Send a webhook event inside the caller''s transaction: one delivery job per matching, enabled endpoint of the tenant (the transactional outbox). Returns the event id. See docs/webhooks.md.';
 COMMENT ON TABLE sluice.attempt_logs IS 'The captured log of each attempt that produced output, masked and capped; deleted with its job.';
+COMMENT ON TABLE sluice.flow_keys IS 'One row per (tenant, job type, concurrency key) in the flow lane: its running jobs, token bucket and when the claim should look at it next (NULL: at its limit or idle). See migrations/0024_flow_control.sql and docs/flow-control.md.';
 COMMENT ON TABLE sluice.journal IS 'The host calls a durable job''s guest observed, in order; deleted with its job.';
 COMMENT ON TABLE sluice.journal_heads IS 'Per durable job: the pinned component and the journal''s size; deleted with its job.';
 COMMENT ON TABLE sluice.ui_sessions IS 'Dashboard sign-ins: the SHA-256 of each cookie secret, the identity it was made from and the tenant it acts for.';
