@@ -98,7 +98,7 @@ pub enum Command {
     Stats(stats::StatsArgs),
     /// Claim and run jobs.
     #[command(args = flags::connect(), args = flags::json(), args = flags::egress(), args = flags::keys())]
-    Worker(worker::WorkerArgs),
+    Worker(Box<worker::WorkerArgs>),
     /// The worker registry: every `sluice worker` and `sluice scheduler`, running, lost
     /// or stopped.
     #[command(subcommand, args = flags::connect(), args = flags::json())]
@@ -170,7 +170,7 @@ pub async fn run(cli: Cli, global: Global) -> anyhow::Result<()> {
         Command::Enqueue(args) => enqueue::run(&store, &global, &printer, args).await?,
         Command::Jobs(command) => jobs::run(&store, &global, &printer, command).await?,
         Command::Stats(args) => stats::run(&store, &global, &printer, args).await?,
-        Command::Worker(args) => worker::run(store, &global, &printer, args).await?,
+        Command::Worker(args) => worker::run(store, &global, &printer, *args).await?,
         Command::Workers(command) => workers::run(&store, &printer, command).await?,
         Command::Serve(args) => serve::run(store, &global, args).await?,
         Command::Schedules(command) => schedules::run(&store, &global, &printer, command).await?,

@@ -27,7 +27,7 @@ pub enum TenantsCommand {
     /// Show a tenant's limits and egress bound.
     Show { id: String },
     /// Show a tenant's limits, or change some of them (the others are kept).
-    Limits(LimitsArgs),
+    Limits(Box<LimitsArgs>),
     /// Mint, list and revoke API tokens.
     #[command(subcommand)]
     Token(TokenCommand),
@@ -128,10 +128,13 @@ pub struct LimitsArgs {
     /// Payload bytes of one attempt's follow-up jobs together, e.g. `16MiB` (the default).
     #[arg(long, value_parser = parse_size)]
     pub max_follow_up_bytes: Option<u64>,
+    /// Cap on one durable job's journal, e.g. `4MiB` (default: the type's, 16 MiB).
+    #[arg(long, value_parser = parse_size)]
+    pub max_journal_bytes: Option<u64>,
     /// Reset a limit to the host default (repeatable): payload, component, rate, burst,
     /// fuel, memory, timeout, output, log, http-requests, http-request-body,
-    /// http-response-body, follow-ups, follow-up-bytes.
-    #[arg(long, value_parser = ["payload", "component", "rate", "burst", "fuel", "memory", "timeout", "output", "log", "http-requests", "http-request-body", "http-response-body", "follow-ups", "follow-up-bytes"])]
+    /// http-response-body, follow-ups, follow-up-bytes, journal-bytes.
+    #[arg(long, value_parser = ["payload", "component", "rate", "burst", "fuel", "memory", "timeout", "output", "log", "http-requests", "http-request-body", "http-response-body", "follow-ups", "follow-up-bytes", "journal-bytes"])]
     pub unset: Vec<String>,
 }
 
@@ -176,6 +179,7 @@ fn apply(mut limits: TenantLimits, args: &LimitsArgs) -> anyhow::Result<TenantLi
             "http-response-body" => limits.max_http_response_bytes = None,
             "follow-ups" => limits.max_follow_ups = None,
             "follow-up-bytes" => limits.max_follow_up_bytes = None,
+            "journal-bytes" => limits.max_journal_bytes = None,
             _ => limits.max_log_bytes = None,
         }
     }
@@ -222,6 +226,9 @@ fn apply(mut limits: TenantLimits, args: &LimitsArgs) -> anyhow::Result<TenantLi
     }
     if let Some(v) = args.max_follow_up_bytes {
         limits.max_follow_up_bytes = Some(to_i64("max-follow-up-bytes", v)?);
+    }
+    if let Some(v) = args.max_journal_bytes {
+        limits.max_journal_bytes = Some(to_i64("max-journal-bytes", v)?);
     }
     Ok(limits)
 }
@@ -281,6 +288,7 @@ fn limit_fields(t: &TenantRecord) -> Vec<(&'static str, String)> {
             "max follow-up bytes",
             show_limit(l.max_follow_up_bytes, size),
         ),
+        ("max journal", show_limit(l.max_journal_bytes, size)),
         (
             "egress bound",
             match &t.egress_allow {

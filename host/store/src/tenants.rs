@@ -65,6 +65,9 @@ pub struct TenantLimits {
     pub max_follow_ups: Option<i32>,
     /// Payload bytes of one attempt's follow-up jobs together.
     pub max_follow_up_bytes: Option<i64>,
+    /// Cap on one durable job's journal, in bytes (a type's `journal_bytes` above it is
+    /// refused; applied by the worker).
+    pub max_journal_bytes: Option<i64>,
 }
 
 impl TenantLimits {
@@ -84,7 +87,7 @@ impl TenantLimits {
                 });
             }
         }
-        let fields: [(&'static str, Option<i64>); 10] = [
+        let fields: [(&'static str, Option<i64>); 11] = [
             ("max_payload_bytes", self.max_payload_bytes.map(i64::from)),
             ("max_component_bytes", self.max_component_bytes),
             ("max_timeout_ms", self.max_timeout_ms),
@@ -95,6 +98,7 @@ impl TenantLimits {
             ("max_http_request_bytes", self.max_http_request_bytes),
             ("max_http_response_bytes", self.max_http_response_bytes),
             ("max_follow_up_bytes", self.max_follow_up_bytes),
+            ("max_journal_bytes", self.max_journal_bytes),
         ];
         for (field, value) in fields {
             if let Some(v) = value
@@ -125,8 +129,8 @@ impl TenantLimits {
         Ok(())
     }
 
-    /// Refuses a job type whose per-attempt fuel, memory or timeout is above this
-    /// tenant's cap; the error names the cap and both figures. Unset type limits (host
+    /// Refuses a job type whose per-attempt fuel, memory, timeout, HTTP limits or journal
+    /// cap is above this tenant's cap; the error names the cap and both figures. Unset type limits (host
     /// defaults) are capped by the worker instead.
     pub fn check_job_type(&self, spec: &JobTypeSpec) -> Result<(), StoreError> {
         if let (Some(t), Some(cap)) = (spec.timeout, self.max_timeout_ms)
@@ -198,6 +202,13 @@ impl TenantLimits {
             self.max_http_response_bytes,
             " bytes",
         )?;
+        check(
+            "journal_bytes",
+            "max_journal_bytes",
+            as_i64(spec.journal_bytes),
+            self.max_journal_bytes,
+            " bytes",
+        )?;
         Ok(())
     }
 
@@ -266,6 +277,7 @@ impl Store {
             .bind(limits.max_http_response_bytes)
             .bind(limits.max_follow_ups)
             .bind(limits.max_follow_up_bytes)
+            .bind(limits.max_journal_bytes)
             .fetch_optional(&self.pool)
             .await?
             .ok_or_else(|| StoreError::UnknownTenant(id.to_owned()))

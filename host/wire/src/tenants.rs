@@ -62,6 +62,9 @@ pub struct TenantView {
     /// Payload bytes of one attempt's follow-up jobs together.
     #[schema(required = true)]
     pub max_follow_up_bytes: Option<i64>,
+    /// Cap on one durable job's journal, in bytes (docs/durable.md).
+    #[schema(required = true)]
+    pub max_journal_bytes: Option<i64>,
     /// The operator's bound on what the tenant's job types may be granted over HTTP
     /// (normalised entries; empty: nothing); null: only the host's deny list.
     #[schema(required = true)]
@@ -90,6 +93,7 @@ impl From<TenantRecord> for TenantView {
             max_http_response_bytes: l.max_http_response_bytes,
             max_follow_ups: l.max_follow_ups,
             max_follow_up_bytes: l.max_follow_up_bytes,
+            max_journal_bytes: l.max_journal_bytes,
             egress_allow: t.egress_allow,
             paused: t.paused,
         }

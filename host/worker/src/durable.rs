@@ -19,6 +19,7 @@ use sluice_store::{AppendError, Store};
 use tracing::warn;
 use uuid::Uuid;
 
+use super::journal_cap::JournalCap;
 use super::registry::{Registry, ResolveError, ResolvedType};
 
 /// Where a durable attempt's new entries go: the store's fenced append, run on the
@@ -30,7 +31,7 @@ struct StoreSink {
     job_id: i64,
     lease: Uuid,
     component_id: i64,
-    cap: u64,
+    cap: JournalCap,
 }
 
 impl JournalSink for StoreSink {
@@ -51,7 +52,8 @@ impl JournalSink for StoreSink {
             self.lease,
             self.component_id,
         );
-        let cap = i64::try_from(self.cap).unwrap_or(i64::MAX);
+        let cap = i64::try_from(self.cap.bytes).unwrap_or(i64::MAX);
+        let set_by = self.cap.set_by;
         let append = self.runtime.spawn(async move {
             store
                 .append_journal(job_id, lease, component_id, cap, &entries)
@@ -63,7 +65,7 @@ impl JournalSink for StoreSink {
                 Ok(Err(AppendError::LeaseLost(_))) => Err(JournalError::LeaseLost),
                 Ok(Err(AppendError::OverCap { bytes, cap })) => {
                     Err(JournalError::OverCap(format!(
-                        "the journal would be {bytes} bytes, over its cap of {cap} bytes (the type's journal_bytes, `sluice types set --journal-bytes`)"
+                        "the journal would be {bytes} bytes, over its cap of {cap} bytes ({set_by})"
                     )))
                 }
                 Ok(Err(AppendError::Store(e))) => Err(JournalError::Unavailable(e.to_string())),
@@ -79,7 +81,7 @@ impl JournalSink for StoreSink {
 pub(super) async fn prepare(
     registry: &Arc<Registry>,
     mut resolved: ResolvedType,
-    (component_id, cap): (i64, u64),
+    (component_id, cap): (i64, JournalCap),
     job_id: i64,
     lease: Uuid,
 ) -> Result<ResolvedType, ResolveError> {

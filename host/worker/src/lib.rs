@@ -21,7 +21,8 @@
 //! 4. `attempt`: what every attempt shares (its context, interrupt, slot guard)
 //! 5. `registry`, `record_cache`, `follow_ups`: job types, tenants and components as
 //!    attempts need them, cached; the follow-up jobs a guest may ask for
-//! 6. `config`, `prefetch`, `wakeup`, `shutdown`: the configuration and its parts
+//! 6. `config`, `prefetch`, `wakeup`, `shutdown`, `journal_cap`: the configuration and
+//!    its parts
 //! 7. `completer`: the one writer of an attempt's end
 
 #![warn(missing_docs)]
@@ -34,6 +35,7 @@ mod durable;
 mod executor;
 mod fair_queue;
 mod follow_ups;
+mod journal_cap;
 mod leases;
 mod plan;
 mod prefetch;

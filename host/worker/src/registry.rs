@@ -28,12 +28,10 @@ use sluice_store::{Backoff, JobTypeRecord, Store, TenantLimits, TenantRecord};
 use tracing::warn;
 
 use super::follow_ups::{self, JobTypeLookup};
+use super::journal_cap::JournalCap;
 use super::record_cache::{Cached, RecordCache};
 use sluice_shared::grants;
 use sluice_shared::secrets::{self, GrantError};
-
-/// The cap on a durable job's journal when its type sets none (`docs/durable.md`).
-pub const DEFAULT_JOURNAL_BYTES: u64 = 16 << 20;
 
 /// How long a job type record is trusted before it is read again.
 const JOB_TYPE_TTL: Duration = Duration::from_secs(5);
@@ -48,7 +46,7 @@ pub struct ResolvedType {
     pub grants: Grants,
     /// The type is durable: its component's id and the cap on a job's journal
     /// (`durable.rs` turns them into the attempt's journal grant).
-    pub durable: Option<(i64, u64)>,
+    pub durable: Option<(i64, JournalCap)>,
 }
 
 /// Why a job type could not be resolved; decides whether the attempt is retried.
@@ -181,10 +179,10 @@ impl Registry {
                 durable: None,
             },
             durable: record.durable.then(|| {
-                let cap = record
-                    .journal_bytes
-                    .map_or(DEFAULT_JOURNAL_BYTES, |b| b.max(1) as u64);
-                (record.component_id, cap)
+                (
+                    record.component_id,
+                    JournalCap::of(record.journal_bytes, &tenant.limits),
+                )
             }),
         })
     }

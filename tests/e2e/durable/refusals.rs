@@ -76,6 +76,44 @@ async fn a_journal_over_its_cap_ends_the_job_fatal_naming_the_cap(pool: PgPool) 
     assert_eq!(job["attempt"], 1, "fatal at once: {job}");
 }
 
+/// The tenant's `max_journal_bytes` bounds every type of the tenant: one above it is
+/// refused when set, and a type that sets none journals under the tenant's cap, which
+/// the fatal reason names.
+#[sqlx::test(migrations = false)]
+async fn the_tenants_journal_cap_refuses_a_larger_type_and_bounds_one_that_sets_none(pool: PgPool) {
+    let receiver = Receiver::start();
+    let sluice = steps_type(&pool, &receiver, "10ms", &["--durable"]);
+    sluice.ok(&["tenants", "limits", "default", "--max-journal-bytes", "200"]);
+    let shown = sluice.json(&["tenants", "show", "default"]);
+    assert_eq!(shown["max_journal_bytes"], 200, "{shown}");
+    let refused = sluice.run(&[
+        "types",
+        "set",
+        "steps",
+        "--component",
+        "durable-steps",
+        "--durable",
+        "--journal-bytes",
+        "1KiB",
+    ]);
+    assert!(
+        !refused.status.success(),
+        "a type above the tenant's cap is refused"
+    );
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("max_journal_bytes = 200"), "{stderr}");
+
+    let id = enqueue_steps(&sluice, payload(&receiver, 3, json!({})));
+    let worker = WorkerProcess::spawn(&sluice, "w1", WORKER);
+    let job = finished(&sluice, &id, &worker);
+    assert_eq!(job["state"], "dead", "{job}");
+    let error = job["last_error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("over its cap of 200 bytes") && error.contains("--max-journal-bytes"),
+        "the reason names the tenant's cap: {error}"
+    );
+}
+
 #[sqlx::test(migrations = false)]
 async fn another_component_forced_under_a_journaled_job_ends_fatal_naming_the_call(pool: PgPool) {
     let receiver = Receiver::start();

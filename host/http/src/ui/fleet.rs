@@ -116,7 +116,7 @@ fn tenant_row(
                 li { "running at once: " (opt(cap)) }
                 li { "enqueue rate: " (opt(l.max_enqueue_per_sec.map(|r| format!("{r}/s")))) " · burst " (opt(l.enqueue_burst)) }
                 li { "payload " (opt(l.max_payload_bytes.map(|b| bytes_text(b.into())))) " · component " (opt(l.max_component_bytes.map(bytes_text))) }
-                li { "timeout " (opt(ms(l.max_timeout_ms))) " · fuel " (opt(l.max_fuel.map(count))) " · memory " (opt(l.max_memory_bytes.map(bytes_text))) }
+                li { "timeout " (opt(ms(l.max_timeout_ms))) " · fuel " (opt(l.max_fuel.map(count))) " · memory " (opt(l.max_memory_bytes.map(bytes_text))) " · journal " (opt(l.max_journal_bytes.map(bytes_text))) }
                 li { "egress bound: " @match &t.egress_allow { Some(allow) => (allow.join(", ")), None => span.muted { "host deny list only" } } }
             } }
             td {
