@@ -359,6 +359,7 @@ CREATE TABLE sluice.tenants (
     max_follow_ups integer,
     max_follow_up_bytes bigint,
     paused boolean DEFAULT false NOT NULL,
+    max_journal_bytes bigint,
     CONSTRAINT tenants_egress_allow_size CHECK (((cardinality(egress_allow) <= 64) AND (array_position(egress_allow, NULL::text) IS NULL))),
     CONSTRAINT tenants_enqueue_burst_positive CHECK ((enqueue_burst > 0)),
     CONSTRAINT tenants_id_slug CHECK ((id ~ '^[a-z0-9][a-z0-9_-]{0,62}$'::text)),
@@ -370,6 +371,7 @@ CREATE TABLE sluice.tenants (
     CONSTRAINT tenants_max_http_request_bytes_check CHECK ((max_http_request_bytes > 0)),
     CONSTRAINT tenants_max_http_requests_check CHECK ((max_http_requests >= 0)),
     CONSTRAINT tenants_max_http_response_bytes_check CHECK ((max_http_response_bytes > 0)),
+    CONSTRAINT tenants_max_journal_bytes_check CHECK ((max_journal_bytes > 0)),
     CONSTRAINT tenants_max_log_bytes_check CHECK ((max_log_bytes > 0)),
     CONSTRAINT tenants_max_memory_bytes_check CHECK ((max_memory_bytes > 0)),
     CONSTRAINT tenants_max_output_bytes_check CHECK ((max_output_bytes > 0)),
@@ -1727,6 +1729,7 @@ CREATE TRIGGER jobs_flow_update AFTER UPDATE OF state, flow_key ON sluice.jobs F
 
 -- Comments
 -- --------
+COMMENT ON COLUMN sluice.tenants.max_journal_bytes IS 'Cap on one durable job''s journal, in bytes (NULL: the type''s journal_bytes or the host default). See migrations/0025_tenant_journal_cap.sql and docs/durable.md.';
 COMMENT ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text, concurrency_key text) IS 'Enqueue one Sluice job inside the caller''s transaction; returns the job id (the existing one for a duplicate idempotency key). See docs/enqueue-from-sql.md.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint) IS 'sluice.enqueue_jobs(...) for jobs without a parent (the form of migration 0011). See migrations/0014_follow_up_jobs.sql.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[]) IS 'sluice.enqueue_jobs(...) without concurrency keys (the form of migration 0014). See migrations/0024_flow_control.sql.';
