@@ -6,6 +6,7 @@ mod edges;
 mod flags;
 mod flow;
 mod json_parity;
+mod run;
 
 use crate::support::{Sluice, sample};
 use sqlx::PgPool;
