@@ -100,10 +100,7 @@ pub fn print(printer: &Printer, report: &RunReport) -> ExitCode {
     ]);
     printer.value(&view, &fields);
     for follow_up in &view.follow_ups {
-        println!(
-            "follow-up  {} {} (not enqueued)",
-            follow_up.job_type, follow_up.payload
-        );
+        println!("follow-up  {} (not enqueued)", follow_up_text(follow_up));
     }
     if view.logs.is_empty() {
         println!("logs: (none)");
@@ -158,6 +155,27 @@ fn follow_up_view(follow_up: &FollowUp) -> FollowUpView {
         max_attempts: follow_up.max_attempts,
         idempotency_key: follow_up.idempotency_key.clone(),
     }
+}
+
+/// `TYPE PAYLOAD` and the options the task set (`delay 500ms`, `priority 20`, …).
+fn follow_up_text(f: &FollowUpView) -> String {
+    let mut text = format!("{} {}", f.job_type, f.payload);
+    if let Some(ms) = f.delay_ms {
+        text.push_str(&format!(" delay {ms}ms"));
+    }
+    if let Some(at) = f.run_at_ms {
+        text.push_str(&format!(" run-at {at}ms"));
+    }
+    if let Some(p) = f.priority {
+        text.push_str(&format!(" priority {p}"));
+    }
+    if let Some(n) = f.max_attempts {
+        text.push_str(&format!(" max-attempts {n}"));
+    }
+    if let Some(key) = &f.idempotency_key {
+        text.push_str(&format!(" key {key}"));
+    }
+    text
 }
 
 /// The output as text when it is UTF-8, else its size.

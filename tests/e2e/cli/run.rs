@@ -4,7 +4,8 @@
 //! asks to be retried (3), `fatal` is fatal (4), `spin-forever` runs out of fuel or time
 //! (5), a missing component is bad input (2); `http-get` reaches a server on 127.0.0.1
 //! through `--allow-http` inside `--egress-allow-network`, and `bearer-call` sends the
-//! `--secret` it was given as its bearer token (masked in the logs printed).
+//! `--secret` it was given as its bearer token (masked in the logs printed); `fan-out`'s
+//! follow-up jobs are printed.
 
 use std::process::{Command, Output};
 
@@ -69,6 +70,19 @@ fn echo_completes_with_its_payload_as_output_and_exits_0() {
     );
     assert!(stdout.contains(&payload.to_string()), "{stdout}");
     assert!(stdout.contains("fuel used"), "{stdout}");
+}
+
+#[test]
+fn follow_ups_are_printed_not_enqueued() {
+    let payload = json!({ "type": "send-email", "count": 2, "delay_ms": 500 }).to_string();
+    let (out, report) = run(&[&path("fan-out"), "--payload", &payload]);
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert_eq!(report["output"]["enqueued"], 2, "{report}");
+    let follow_ups = report["follow_ups"].as_array().unwrap();
+    assert_eq!(follow_ups.len(), 2, "{report}");
+    assert_eq!(follow_ups[1]["job_type"], "send-email");
+    assert_eq!(follow_ups[1]["payload"], json!({ "n": 1, "attempt": 1 }));
+    assert_eq!(follow_ups[1]["delay_ms"], 500);
 }
 
 #[test]
