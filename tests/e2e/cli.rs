@@ -7,6 +7,7 @@ mod flags;
 mod flow;
 mod json_parity;
 mod run;
+mod test_cases;
 
 use crate::support::{Sluice, sample};
 use sqlx::PgPool;

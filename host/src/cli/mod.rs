@@ -2,8 +2,8 @@
 //!
 //! Thin by design: every verb parses its arguments, calls the store, the sandbox or the
 //! worker, and prints the result as a table or (`--json`) as JSON. No SQL and no wasmtime
-//! here; no queue policy either. `task new`, `run` and `bench` (without a database) run
-//! before any connection is made: they work with `DATABASE_URL` unset.
+//! here; no queue policy either. `task new`, `run`, `test` and `bench` (without a database)
+//! run before any connection is made: they work with `DATABASE_URL` unset.
 
 mod attempt_flags;
 mod background;
@@ -25,6 +25,7 @@ mod serve;
 mod stats;
 mod task_new;
 mod tenants;
+mod test_cases;
 mod webhooks;
 mod worker;
 mod workers;
@@ -138,6 +139,10 @@ pub enum Command {
     /// fatal (4) and limit exceeded (5) apart (docs/cli.md).
     #[command(args = flags::json(), args = flags::egress())]
     Run(Box<run::RunArgs>),
+    /// Run a task component's test cases (a JSON file of payloads, secrets and expected
+    /// outcomes, outputs and follow-ups), with no database and no network; exit 1 when a
+    /// case fails.
+    Test(Box<test_cases::TestArgs>),
 }
 
 /// The exit code of a verb that failed with `error`: `2` for input `sluice run` cannot
@@ -169,6 +174,9 @@ pub async fn run(cli: Cli, global: Global) -> anyhow::Result<ExitCode> {
     }
     if let Command::Run(args) = cli.command {
         return run::run(&global, &printer, *args).await;
+    }
+    if let Command::Test(args) = cli.command {
+        return test_cases::run(*args).await;
     }
     let store = connect(&global, &application_name(&cli.command)).await?;
     if !matches!(cli.command, Command::Migrate) {
@@ -203,7 +211,7 @@ pub async fn run(cli: Cli, global: Global) -> anyhow::Result<ExitCode> {
         Command::Webhooks(command) => webhooks::run(&store, &global, &printer, command).await?,
         Command::Events(command) => events::run(&store, &global, &printer, command).await?,
         Command::Scheduler(args) => background::run_standalone(store, args).await?,
-        Command::Bench(_) | Command::Task(_) | Command::Run(_) => {
+        Command::Bench(_) | Command::Task(_) | Command::Run(_) | Command::Test(_) => {
             unreachable!("handled before connecting")
         }
     }

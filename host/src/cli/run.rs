@@ -12,14 +12,15 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
+use sluice_egress::NetworkPolicy;
 use sluice_sandbox::{
     CheckFuture, Contract, EgressConfig, FollowUp, FollowUpCheck, FollowUpGrant, Grants, JobInput,
-    Limits, Sandbox, SandboxConfig, SecretGrant, sha256_hex,
+    Limits, Sandbox, SandboxConfig, SecretGrant, TaskComponent, sha256_hex,
 };
 
 use super::attempt_flags::{HttpFlags, LimitFlags};
@@ -77,7 +78,7 @@ impl fmt::Display for BadInput {
 impl std::error::Error for BadInput {}
 
 /// `Err(BadInput)` from any error.
-fn bad<T>(result: anyhow::Result<T>) -> anyhow::Result<T> {
+pub(super) fn bad<T>(result: anyhow::Result<T>) -> anyhow::Result<T> {
     result.map_err(|e| BadInput(e).into())
 }
 
@@ -106,38 +107,12 @@ pub async fn run(global: &Global, printer: &Printer, args: RunArgs) -> anyhow::R
             .map_or_else(|| "task".to_owned(), |s| s.replace('_', "-")),
     };
 
-    let sandbox = Sandbox::new(SandboxConfig {
-        max_concurrency: 1,
-        guest_threads: 1,
-        cache_dir: Some(
-            args.cache_dir
-                .clone()
-                .unwrap_or_else(sluice_shared::registration::default_cache_dir),
-        ),
-        egress: EgressConfig {
-            networks,
-            ..EgressConfig::default()
-        },
-        ..SandboxConfig::default()
-    })
-    .context("start the sandbox")?;
-    let component = tokio::task::spawn_blocking({
-        let sandbox = sandbox.clone();
-        move || sandbox.prepare(&sha256_hex(&bytes), &bytes)
-    })
-    .await
-    .context("the compile task panicked")?;
-    let component = bad(component.with_context(|| {
-        format!(
-            "{} is not a valid Sluice task component",
-            args.component.display()
-        )
-    }))?;
+    let (sandbox, component) =
+        local_sandbox(&args.component, bytes, args.cache_dir, networks).await?;
 
     let grants = Grants {
         http,
-        // Only 0.2 components can import `sluice:task/jobs` (as the worker grants it).
-        follow_ups: (component.contract() >= Contract::V0_2).then(print_follow_ups),
+        follow_ups: follow_ups(&component),
         secrets,
         durable: None,
     };
@@ -156,9 +131,45 @@ pub async fn run(global: &Global, printer: &Printer, args: RunArgs) -> anyhow::R
     Ok(run_report::print(printer, &report))
 }
 
+/// A sandbox for one local attempt at a time, and the component of `path` (its `bytes`)
+/// validated and compiled into the cache (`None`: the default one), or loaded from it.
+/// An invalid component is [`BadInput`].
+pub(super) async fn local_sandbox(
+    path: &Path,
+    bytes: Vec<u8>,
+    cache_dir: Option<PathBuf>,
+    networks: NetworkPolicy,
+) -> anyhow::Result<(Sandbox, TaskComponent)> {
+    let sandbox = Sandbox::new(SandboxConfig {
+        max_concurrency: 1,
+        guest_threads: 1,
+        cache_dir: Some(cache_dir.unwrap_or_else(sluice_shared::registration::default_cache_dir)),
+        egress: EgressConfig {
+            networks,
+            ..EgressConfig::default()
+        },
+        ..SandboxConfig::default()
+    })
+    .context("start the sandbox")?;
+    let component = tokio::task::spawn_blocking({
+        let sandbox = sandbox.clone();
+        move || sandbox.prepare(&sha256_hex(&bytes), &bytes)
+    })
+    .await
+    .context("the compile task panicked")?;
+    let component = bad(component
+        .with_context(|| format!("{} is not a valid Sluice task component", path.display())))?;
+    Ok((sandbox, component))
+}
+
 /// Follow-ups accepted as they come (no job type to check them against), up to the
-/// worker's default caps; the report lists them.
-fn print_follow_ups() -> Arc<FollowUpGrant> {
+/// worker's default caps; the report lists them. Only 0.2 components can import
+/// `sluice:task/jobs` (as the worker grants it).
+pub(super) fn follow_ups(component: &TaskComponent) -> Option<Arc<FollowUpGrant>> {
+    (component.contract() >= Contract::V0_2).then(accept_all)
+}
+
+fn accept_all() -> Arc<FollowUpGrant> {
     Arc::new(FollowUpGrant {
         max_count: sluice_worker::DEFAULT_MAX_FOLLOW_UPS,
         max_bytes: sluice_worker::DEFAULT_MAX_FOLLOW_UP_BYTES,
@@ -177,7 +188,7 @@ impl FollowUpCheck for AcceptAll {
 
 /// The secrets of `--secrets-file` then `--secret` (which wins), each name checked as
 /// `sluice secrets set` checks it; `None` when none is given.
-fn secret_grant(
+pub(super) fn secret_grant(
     flags: &[String],
     file: Option<&PathBuf>,
 ) -> anyhow::Result<Option<Arc<SecretGrant>>> {
