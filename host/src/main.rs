@@ -1,6 +1,7 @@
 //! The `sluice` binary: parses the command line, sets up logging (`sluice::logging`),
 //! runs the verb, and maps the result to an exit code (0 success, 1 failed operation,
-//! 2 usage error).
+//! 2 usage error or input `sluice run` cannot use; `sluice run` exits with one code per
+//! outcome, docs/cli.md).
 
 use sluice::cli::{self, Cli};
 
@@ -15,10 +16,10 @@ fn main() -> std::process::ExitCode {
         }
     };
     match runtime.block_on(cli::run(cli, global)) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(error) => {
             eprintln!("error: {error:#}");
-            std::process::ExitCode::from(1)
+            std::process::ExitCode::from(cli::exit_code_of(&error))
         }
     }
 }

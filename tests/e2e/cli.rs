@@ -6,6 +6,8 @@ mod edges;
 mod flags;
 mod flow;
 mod json_parity;
+mod run;
+mod test_cases;
 
 use crate::support::{Sluice, sample};
 use sqlx::PgPool;

@@ -2,7 +2,8 @@
 //! parsed and normalised before they are stored (`sluice types set --allow-http`,
 //! `sluice tenants egress`, the HTTP API), checked against the tenant's bound, and turned
 //! into the [`HttpGrant`] of one attempt from the job type's row, the tenant's caps and
-//! bound, and the host defaults.
+//! bound, and the host defaults ([`http_grant`]), or from flags alone for an attempt run
+//! with no database (`sluice run`, [`local_grant`]).
 //!
 //! Owns the allow-list syntax errors users see, the default HTTP limits, and
 //! [`set_job_type`], the one way the CLI and the API register a type (one read of the
@@ -14,7 +15,9 @@ use std::time::Duration;
 
 use sluice_egress::{AllowList, Grant, Limits as EgressLimits, NetworkPolicy};
 use sluice_sandbox::HttpGrant;
-use sluice_store::{JobTypeRecord, JobTypeSpec, Store, StoreError, TenantRecord};
+use sluice_store::{
+    HttpSpec, JobTypeRecord, JobTypeSpec, Store, StoreError, TenantLimits, TenantRecord,
+};
 use tracing::warn;
 
 /// Requests one attempt may start when neither the type nor the tenant says.
@@ -201,7 +204,72 @@ pub fn http_grant(
     };
     let allow = parse_each(&record.http_allow);
     let bound = tenant.egress_allow.as_deref().map(parse_each);
-    let caps = &tenant.limits;
+    let stored = StoredLimits {
+        max_requests: record.http_max_requests.map(i64::from),
+        request_bytes: record.http_request_bytes,
+        response_bytes: record.http_response_bytes,
+        connect_timeout_ms: record.http_connect_timeout_ms,
+        first_byte_timeout_ms: record.http_first_byte_timeout_ms,
+        between_bytes_timeout_ms: record.http_between_bytes_timeout_ms,
+    };
+    Some(grant_of(allow, bound, &stored, &tenant.limits))
+}
+
+/// The grant of one attempt run outside any tenant and database (`sluice run`): `spec`'s
+/// allow list (named `field` in errors; a malformed entry is refused, not left out) with
+/// its limits over the host defaults, and no tenant bound or caps. `None` when the list
+/// is empty: the attempt may call nothing.
+pub fn local_grant(
+    spec: &HttpSpec,
+    field: &'static str,
+    networks: &NetworkPolicy,
+) -> Result<Option<Arc<HttpGrant>>, AllowListError> {
+    let entries = normalise(field, &spec.allow, networks)?;
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    let allow =
+        AllowList::parse_with(&entries, networks).map_err(|e| AllowListError::Malformed {
+            field,
+            entry: e.entry,
+            problem: e.problem,
+        })?;
+    let bytes = |v: Option<u64>| v.map(|v| i64::try_from(v).unwrap_or(i64::MAX));
+    let ms = |d: Option<Duration>| d.map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let stored = StoredLimits {
+        max_requests: spec.max_requests.map(i64::from),
+        request_bytes: bytes(spec.request_bytes),
+        response_bytes: bytes(spec.response_bytes),
+        connect_timeout_ms: ms(spec.connect_timeout),
+        first_byte_timeout_ms: ms(spec.first_byte_timeout),
+        between_bytes_timeout_ms: ms(spec.between_bytes_timeout),
+    };
+    Ok(Some(grant_of(
+        allow,
+        None,
+        &stored,
+        &TenantLimits::default(),
+    )))
+}
+
+/// A job type's HTTP limits as stored (`None`: the host default).
+struct StoredLimits {
+    max_requests: Option<i64>,
+    request_bytes: Option<i64>,
+    response_bytes: Option<i64>,
+    connect_timeout_ms: Option<i64>,
+    first_byte_timeout_ms: Option<i64>,
+    between_bytes_timeout_ms: Option<i64>,
+}
+
+/// The grant of `allow` within `bound`: the type's limits over the host defaults, each
+/// under the tenant's cap.
+fn grant_of(
+    allow: AllowList,
+    bound: Option<AllowList>,
+    stored: &StoredLimits,
+    caps: &TenantLimits,
+) -> Arc<HttpGrant> {
     let min = |value: Option<i64>, cap: Option<i64>, default: u64| -> u64 {
         let v = value.map_or(default, |v| v.max(0) as u64);
         cap.map_or(v, |c| v.min(c.max(0) as u64))
@@ -211,47 +279,43 @@ pub fn http_grant(
         ms.map_or(default, |ms| Duration::from_millis(ms.max(1) as u64))
     };
     let limits = EgressLimits {
-        connect_timeout: timeout(record.http_connect_timeout_ms, defaults.connect_timeout),
-        first_byte_timeout: timeout(
-            record.http_first_byte_timeout_ms,
-            defaults.first_byte_timeout,
-        ),
+        connect_timeout: timeout(stored.connect_timeout_ms, defaults.connect_timeout),
+        first_byte_timeout: timeout(stored.first_byte_timeout_ms, defaults.first_byte_timeout),
         between_bytes_timeout: timeout(
-            record.http_between_bytes_timeout_ms,
+            stored.between_bytes_timeout_ms,
             defaults.between_bytes_timeout,
         ),
         max_request_body_bytes: min(
-            record.http_request_bytes,
+            stored.request_bytes,
             caps.max_http_request_bytes,
             defaults.max_request_body_bytes,
         ),
         max_response_body_bytes: min(
-            record.http_response_bytes,
+            stored.response_bytes,
             caps.max_http_response_bytes,
             defaults.max_response_body_bytes,
         ),
         ..defaults
     };
     let max_requests = min(
-        record.http_max_requests.map(i64::from),
+        stored.max_requests,
         caps.max_http_requests.map(i64::from),
         u64::from(DEFAULT_MAX_REQUESTS),
     );
-    Some(Arc::new(HttpGrant {
+    Arc::new(HttpGrant {
         grant: Grant {
             allow,
             bound,
             limits,
         },
         max_requests: u32::try_from(max_requests).unwrap_or(u32::MAX),
-    }))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use chrono::Utc;
-    use sluice_store::TenantLimits;
 
     fn tenant(bound: Option<&[&str]>, limits: TenantLimits) -> TenantRecord {
         TenantRecord {
@@ -371,5 +435,36 @@ mod tests {
         // A stored IP literal whose network this host did not open is left out.
         let grant = http_grant(&record(&["http://127.0.0.1:8080"]), &t, &none).unwrap();
         assert!(grant.grant.allow.is_empty());
+    }
+
+    #[test]
+    fn a_local_grant_takes_the_flags_over_the_defaults_and_refuses_a_bad_entry() {
+        let lo = NetworkPolicy::parse(["127.0.0.1/32"]).unwrap();
+        assert!(
+            local_grant(&HttpSpec::default(), "--allow-http", &lo)
+                .unwrap()
+                .is_none()
+        );
+        let spec = HttpSpec {
+            allow: strings(&["http://127.0.0.1:8080", "http://127.0.0.1:8080/"]),
+            max_requests: Some(3),
+            connect_timeout: Some(Duration::from_millis(250)),
+            ..HttpSpec::default()
+        };
+        let grant = local_grant(&spec, "--allow-http", &lo).unwrap().unwrap();
+        assert_eq!(grant.max_requests, 3);
+        assert_eq!(grant.grant.allow.entries().len(), 1);
+        assert!(grant.grant.bound.is_none());
+        assert_eq!(
+            grant.grant.limits.connect_timeout,
+            Duration::from_millis(250)
+        );
+        assert_eq!(
+            grant.grant.limits.max_response_body_bytes,
+            EgressLimits::default().max_response_body_bytes
+        );
+        // Outside an opened network an IP literal is refused, naming it.
+        let err = local_grant(&spec, "--allow-http", &NetworkPolicy::default()).unwrap_err();
+        assert!(err.to_string().contains("127.0.0.1"), "{err}");
     }
 }

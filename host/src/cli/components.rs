@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Subcommand;
-use sluice_store::{ComponentRecord, HttpSpec, JobTypeRecord, JobTypeSpec, Store};
+use sluice_store::{ComponentRecord, JobTypeRecord, JobTypeSpec, Store};
 
 use super::Global;
 use super::output::{Printer, clip};
@@ -80,21 +80,8 @@ pub struct TypeArgs {
     pub component: Option<String>,
     #[command(flatten)]
     pub flow: super::flow::FlowArgs,
-    /// Wall-clock limit per attempt (`0` = none: only fuel bounds the attempt).
-    #[arg(long, value_parser = parse_duration)]
-    pub timeout: Option<Duration>,
-    /// Fuel (CPU) units per attempt.
-    #[arg(long)]
-    pub fuel: Option<u64>,
-    /// Linear memory per attempt, e.g. `64MiB`.
-    #[arg(long, value_parser = parse_size)]
-    pub memory: Option<u64>,
-    /// Largest output an attempt may return.
-    #[arg(long, value_parser = parse_size)]
-    pub max_output: Option<u64>,
-    /// Log bytes kept per attempt (the rest is dropped).
-    #[arg(long, value_parser = parse_size)]
-    pub max_log: Option<u64>,
+    #[command(flatten)]
+    pub limits: super::attempt_flags::LimitFlags,
     /// Default attempts for jobs of this type.
     #[arg(long)]
     pub max_attempts: Option<i32>,
@@ -104,33 +91,12 @@ pub struct TypeArgs {
     /// Longest retry delay.
     #[arg(long, value_parser = parse_duration)]
     pub backoff_cap: Option<Duration>,
-    /// Let attempts call this destination over HTTP: `scheme://host[:port]` or
-    /// `scheme://*.suffix[:port]` (no port: the scheme's default only). Repeatable;
-    /// none: no outbound HTTP (docs/egress.md).
-    #[arg(long = "allow-http", value_name = "URL")]
-    pub allow_http: Vec<String>,
+    #[command(flatten)]
+    pub http: super::attempt_flags::HttpFlags,
     /// Let attempts read the tenant's secret NAME (`sluice:task/secrets`). Repeatable;
     /// none: no secrets. The name may be set later (docs/secrets.md).
     #[arg(long = "secret", value_name = "NAME")]
     pub secrets: Vec<String>,
-    /// Outbound requests one attempt may start (default 20).
-    #[arg(long)]
-    pub http_max_requests: Option<u32>,
-    /// Largest request body of one outbound request (default 10MiB).
-    #[arg(long, value_parser = parse_size)]
-    pub http_max_request_body: Option<u64>,
-    /// Largest response body of one outbound request (default 10MiB).
-    #[arg(long, value_parser = parse_size)]
-    pub http_max_response_body: Option<u64>,
-    /// Longest wait to connect (TCP + TLS) per outbound request (default 10s).
-    #[arg(long, value_parser = parse_duration)]
-    pub http_connect_timeout: Option<Duration>,
-    /// Longest wait for a response head per outbound request (default 30s).
-    #[arg(long, value_parser = parse_duration)]
-    pub http_first_byte_timeout: Option<Duration>,
-    /// Longest wait between two pieces of a response body (default 30s).
-    #[arg(long, value_parser = parse_duration)]
-    pub http_between_bytes_timeout: Option<Duration>,
     /// Durable: journal every host call's result, so a retried attempt replays them
     /// instead of repeating them (docs/durable.md).
     #[arg(long, overrides_with = "no_durable")]
@@ -258,20 +224,12 @@ pub async fn run_types(
                 max_attempts: args.max_attempts.unwrap_or(3),
                 backoff_base: args.backoff_base,
                 backoff_cap: args.backoff_cap,
-                timeout: args.timeout,
-                fuel: args.fuel,
-                memory_bytes: args.memory,
-                output_bytes: args.max_output,
-                log_bytes: args.max_log,
-                http: HttpSpec {
-                    allow: args.allow_http,
-                    max_requests: args.http_max_requests,
-                    request_bytes: args.http_max_request_body,
-                    response_bytes: args.http_max_response_body,
-                    connect_timeout: args.http_connect_timeout,
-                    first_byte_timeout: args.http_first_byte_timeout,
-                    between_bytes_timeout: args.http_between_bytes_timeout,
-                },
+                timeout: args.limits.timeout,
+                fuel: args.limits.fuel,
+                memory_bytes: args.limits.memory,
+                output_bytes: args.limits.max_output,
+                log_bytes: args.limits.max_log,
+                http: args.http.spec(),
                 secrets: args.secrets,
                 durable: args.durable && !args.no_durable,
                 journal_bytes: args.journal_bytes,

@@ -2,8 +2,10 @@
 //!
 //! Thin by design: every verb parses its arguments, calls the store, the sandbox or the
 //! worker, and prints the result as a table or (`--json`) as JSON. No SQL and no wasmtime
-//! here; no queue policy either.
+//! here; no queue policy either. `task new`, `run`, `test` and `bench` (without a database)
+//! run before any connection is made: they work with `DATABASE_URL` unset.
 
+mod attempt_flags;
 mod background;
 mod components;
 mod enqueue;
@@ -15,17 +17,21 @@ mod jobs;
 mod journal;
 mod output;
 mod push;
+mod run;
+mod run_report;
 mod schedules;
 mod secrets;
 mod serve;
 mod stats;
 mod task_new;
 mod tenants;
+mod test_cases;
 mod webhooks;
 mod worker;
 mod workers;
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -128,10 +134,30 @@ pub enum Command {
     /// Start a task project in Rust, Python, JavaScript or C (no database needed).
     #[command(subcommand, args = flags::json())]
     Task(task_new::TaskCommand),
+    /// Run a task component once on a payload, here, with no database: prints the
+    /// outcome, output, logs and fuel; the exit code tells completed (0), retry (3),
+    /// fatal (4) and limit exceeded (5) apart (docs/cli.md).
+    #[command(args = flags::json(), args = flags::egress())]
+    Run(Box<run::RunArgs>),
+    /// Run a task component's test cases (a JSON file of payloads, secrets and expected
+    /// outcomes, outputs and follow-ups), with no database and no network; exit 1 when a
+    /// case fails.
+    Test(Box<test_cases::TestArgs>),
 }
 
-/// Run one parsed command.
-pub async fn run(cli: Cli, global: Global) -> anyhow::Result<()> {
+/// The exit code of a verb that failed with `error`: `2` for input `sluice run` cannot
+/// use (as clap's usage errors), else `1`.
+pub fn exit_code_of(error: &anyhow::Error) -> u8 {
+    if error.is::<run::BadInput>() {
+        run_report::Exit::BadInput.code()
+    } else {
+        1
+    }
+}
+
+/// Run one parsed command; the exit code of its result (`sluice run` has one per
+/// outcome, the other verbs succeed with 0).
+pub async fn run(cli: Cli, global: Global) -> anyhow::Result<ExitCode> {
     let printer = Printer::new(global.json);
     if let Command::Bench(args) = cli.command {
         let store = match global.database_url {
@@ -140,10 +166,17 @@ pub async fn run(cli: Cli, global: Global) -> anyhow::Result<()> {
         };
         let report = crate::bench::run(store, args).await?;
         println!("{report}");
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     }
     if let Command::Task(command) = cli.command {
-        return task_new::run(&printer, command);
+        task_new::run(&printer, command)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Command::Run(args) = cli.command {
+        return run::run(&global, &printer, *args).await;
+    }
+    if let Command::Test(args) = cli.command {
+        return test_cases::run(*args).await;
     }
     let store = connect(&global, &application_name(&cli.command)).await?;
     if !matches!(cli.command, Command::Migrate) {
@@ -178,9 +211,11 @@ pub async fn run(cli: Cli, global: Global) -> anyhow::Result<()> {
         Command::Webhooks(command) => webhooks::run(&store, &global, &printer, command).await?,
         Command::Events(command) => events::run(&store, &global, &printer, command).await?,
         Command::Scheduler(args) => background::run_standalone(store, args).await?,
-        Command::Bench(_) | Command::Task(_) => unreachable!("handled before connecting"),
+        Command::Bench(_) | Command::Task(_) | Command::Run(_) | Command::Test(_) => {
+            unreachable!("handled before connecting")
+        }
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn connect(global: &Global, application_name: &str) -> anyhow::Result<Store> {

@@ -44,7 +44,7 @@ impl From<Enqueued> for BatchItem {
 }
 
 /// Bytes shown as JSON when they are JSON, else as a string (lossy UTF-8).
-fn bytes_as_json(bytes: &[u8]) -> serde_json::Value {
+pub fn bytes_as_json(bytes: &[u8]) -> serde_json::Value {
     serde_json::from_slice(bytes)
         .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(bytes).into_owned()))
 }

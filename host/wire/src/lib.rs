@@ -1,6 +1,7 @@
 //! `sluice-wire`: the JSON that Sluice prints: one view type per thing a surface shows (jobs and their
 //! attempts, components, job types, schedules, tenants and tokens, workers, statistics,
-//! secrets, webhook endpoints, deliveries and events), each built `From` the store's row.
+//! secrets, webhook endpoints, deliveries and events, and a local run), each built `From`
+//! the store's row (a local run's from the fields the CLI fills in).
 //! The HTTP API answers with these and the CLI's `--json` prints these, so `sluice X show
 //! ID --json` and `GET /v1/X/{id}` are the same object (`tests/e2e/cli/json_parity.rs`).
 //! The views derive `utoipa::ToSchema`: the OpenAPI document describes exactly what is
@@ -18,6 +19,7 @@ pub mod components;
 pub mod job_types;
 pub mod jobs;
 pub mod journal;
+pub mod local_run;
 pub mod schedules;
 pub mod schemas;
 pub mod secrets;
@@ -33,6 +35,7 @@ pub use jobs::{
     JobPage, JobView,
 };
 pub use journal::{JournalEntryView, JournalView};
+pub use local_run::{FollowUpView, LocalRunView};
 pub use schedules::ScheduleView;
 pub use secrets::{RotateKeyView, RotatedKindView, SecretView};
 pub use stats::{HeldView, StateCountsView, StatsView, TypeStatsView};

@@ -60,6 +60,7 @@ pub use attempt::{Interrupt, StopReason};
 use completer::Completer;
 pub use completer::Recorded;
 pub use config::{WorkerConfig, WorkerSummary, cpus, default_guest_threads};
+pub use follow_ups::{DEFAULT_MAX_FOLLOW_UP_BYTES, DEFAULT_MAX_FOLLOW_UPS};
 use registry::Registry;
 
 pub use prefetch::{MAX_AUTO_DEPTH, Prefetch};

@@ -33,8 +33,9 @@ const SHARED: [&str; 7] = [
 
 #[test]
 fn help_lists_a_shared_flag_only_where_it_applies() {
-    let cases: [(&[&str], &[&str]); 8] = [
+    let cases: [(&[&str], &[&str]); 9] = [
         (&["task", "new"], &["--json"]),
+        (&["run"], &["--json", "--egress-allow-network"]),
         (
             &["jobs", "list"],
             &["--database-url", "--tenant", "--json", "--log-format"],
