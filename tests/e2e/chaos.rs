@@ -120,6 +120,7 @@ async fn busiest(pool: &PgPool, workers: &[WorkerProcess]) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chaos_kills_and_a_postgres_restart_lose_no_job_and_finish_none_twice() {
+    let _quiet = crate::support::quiet_machine().await;
     let jobs = setting("SLUICE_CHAOS_JOBS", 600);
     let rate = setting("SLUICE_CHAOS_RATE", 30);
     let cluster = Cluster::start();

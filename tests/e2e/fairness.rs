@@ -51,6 +51,7 @@ fn drainer(name: &str, concurrency: usize) -> WorkerConfig {
 /// one of `small`'s jobs finishes before `flood`'s 500th.
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn a_small_tenant_finishes_before_the_floods_500th_job(pool: PgPool) {
+    let _quiet = crate::support::quiet_machine().await;
     let (store, sandbox) = setup(&pool, "echo").await;
     enqueue(&store, FLOOD, "echo", 5000, "{}").await;
     enqueue(&store, SMALL, "echo", 50, "{}").await;
@@ -95,6 +96,7 @@ async fn a_small_tenant_finishes_before_the_floods_500th_job(pool: PgPool) {
 /// jobs (and 12 of `flood`'s): the attempt history never shows 3 of `small`'s at once.
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn a_running_cap_holds_across_two_workers(pool: PgPool) {
+    let _quiet = crate::support::quiet_machine().await;
     let (store, sandbox) = setup(&pool, "sleep").await;
     store.set_tenant_max_running(SMALL, Some(2)).await.unwrap();
     enqueue(&store, SMALL, "sleep", 12, r#"{"ms":40}"#).await;

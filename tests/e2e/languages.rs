@@ -301,6 +301,7 @@ fn spin_is_interrupted(sluice: &Sluice, dir: &str) {
 /// toolchains `scripts/build-guests` installed, and the result pushes and runs unchanged.
 #[sqlx::test(migrations = false)]
 async fn scaffolded_projects_build_push_and_run_in_every_language(pool: PgPool) {
+    let _quiet = crate::support::quiet_machine().await;
     let sluice = Sluice::for_guests(&pool);
     let root = repo_root();
     let toolchains = root.join(".toolchains/bin");

@@ -190,6 +190,7 @@ async fn job_count(pool: &PgPool) -> i64 {
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn every_answer_of_sluice_serve_matches_its_openapi_document(pool: PgPool) {
+    let _quiet = crate::support::quiet_machine().await;
     let schemathesis = schemathesis();
     let token = seed(&pool).await;
     let jobs_before = job_count(&pool).await;

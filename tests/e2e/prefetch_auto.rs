@@ -101,6 +101,7 @@ async fn wait_until(pool: &PgPool, sql: &'static str, at_least: i64, what: &str)
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn a_backlog_of_short_jobs_grows_a_queue_ahead_of_the_slots(pool: PgPool) {
+    let _quiet = crate::support::quiet_machine().await;
     let (store, sandbox) = setup(&pool).await;
     echo_jobs(&store, 3_000).await;
     let worker = start(&store, &sandbox, "w");
@@ -141,6 +142,7 @@ async fn a_backlog_of_short_jobs_grows_a_queue_ahead_of_the_slots(pool: PgPool) 
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn long_jobs_among_short_ones_are_not_hoarded_by_one_worker(pool: PgPool) {
+    let _quiet = crate::support::quiet_machine().await;
     let (store, sandbox) = setup(&pool).await;
     // Short jobs, the long ones in a block, short jobs again: worker `a` starts alone, so
     // its queue is sized on short jobs when it reaches the long block.

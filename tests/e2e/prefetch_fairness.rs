@@ -107,6 +107,7 @@ async fn overtaken_by(pool: &PgPool, prefetch: usize, spare_slots: usize, flood_
 /// started as the light job's claim was on its way) can finish first.
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn without_prefetch_the_light_job_takes_the_next_free_slot(pool: PgPool) {
+    let _quiet = crate::support::quiet_machine().await;
     let overtaken = overtaken_by(&pool, 0, 0, 50).await;
     println!("flood jobs finished while the light job waited: {overtaken}");
     assert!(
@@ -120,6 +121,7 @@ async fn without_prefetch_the_light_job_takes_the_next_free_slot(pool: PgPool) {
 /// fair queue starts it at the next free slot.
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn with_prefetch_the_light_job_does_not_wait_behind_the_prefetched_flood(pool: PgPool) {
+    let _quiet = crate::support::quiet_machine().await;
     let overtaken = overtaken_by(&pool, 40, 0, 50).await;
     println!("flood jobs finished while the light job waited: {overtaken}");
     assert!(
@@ -133,6 +135,7 @@ async fn with_prefetch_the_light_job_does_not_wait_behind_the_prefetched_flood(p
 /// without a prefetch queue. With `spare_slots = 0` the light job waits for one of them.
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn a_spare_slot_starts_the_light_job_before_any_flood_job_ends(pool: PgPool) {
+    let _quiet = crate::support::quiet_machine().await;
     let overtaken = overtaken_by(&pool, 0, 1, 2000).await;
     assert_eq!(
         overtaken, 0,
@@ -142,6 +145,7 @@ async fn a_spare_slot_starts_the_light_job_before_any_flood_job_ends(pool: PgPoo
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn a_spare_slot_starts_the_light_job_past_a_prefetched_flood(pool: PgPool) {
+    let _quiet = crate::support::quiet_machine().await;
     let overtaken = overtaken_by(&pool, 40, 1, 2000).await;
     assert_eq!(
         overtaken, 0,
@@ -155,6 +159,7 @@ async fn a_spare_slot_starts_the_light_job_past_a_prefetched_flood(pool: PgPool)
 /// at once (swept over the times each `sleep` guest reports it began and ended).
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn the_spare_slot_never_runs_a_tenant_already_executing_there(pool: PgPool) {
+    let _quiet = crate::support::quiet_machine().await;
     let (store, sandbox) = setup(&pool).await;
     let sleep = |ms: u32| NewJob::new(FLOOD, "sleep", format!(r#"{{"ms":{ms}}}"#).into_bytes());
     store.enqueue_many(&[sleep(150), sleep(150)]).await.unwrap();

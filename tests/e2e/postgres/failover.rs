@@ -52,6 +52,7 @@ async fn count(pool: &PgPool, sql: &str) -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failover_mid_drain_loses_no_job_spends_no_attempt_and_keeps_fencing() {
+    let _quiet = crate::support::quiet_machine().await;
     let Some(autoctl) = tool("pg_autoctl", "postgresql-15-auto-failover") else {
         return;
     };

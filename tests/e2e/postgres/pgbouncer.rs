@@ -130,6 +130,7 @@ impl Drop for PgBouncer {
 
 #[sqlx::test(migrations = false)]
 async fn two_thousand_jobs_drain_through_pgbouncer(pool: PgPool) {
+    let _quiet = crate::support::quiet_machine().await;
     let Some(bin) = tool("pgbouncer", "pgbouncer") else {
         return;
     };

@@ -19,6 +19,16 @@ pub mod worker_process;
 
 pub use fixture::Fixture;
 
+/// Held by tests that measure timing (which job ran first, how many overtook another)
+/// and by tests that load both cores for a long while (schemathesis, a failover cluster,
+/// guest toolchains, the chaos run, a 2,000-job drain through PgBouncer): no timing test
+/// shares the machine with a heavy one, while every other test still runs beside either.
+/// Take it first thing in the test and keep the guard to its end.
+pub async fn quiet_machine() -> tokio::sync::MutexGuard<'static, ()> {
+    static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    LOCK.lock().await
+}
+
 /// The repository root (this file is `tests/e2e/support/mod.rs`).
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
