@@ -8,11 +8,13 @@
 
 use std::future::Future;
 use std::sync::atomic::AtomicU64;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sluice_egress::{EgressError, Grant};
 use wasmtime_wasi_http::{Error, WasiBody};
+
+use super::recorded::RecordedHttp;
 
 /// What one attempt may reach: the destinations and caps, and how many requests.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -21,6 +23,10 @@ pub struct HttpGrant {
     pub grant: Grant,
     /// Requests one attempt may start; the next ones are denied.
     pub max_requests: u32,
+    /// `Some`: every request is answered from these recorded responses and none leaves
+    /// the host (`sluice test`; `recorded.rs` has the matching rule); the allow list is
+    /// not consulted. `None`: requests go to the network through the egress policy.
+    pub recorded: Option<Arc<RecordedHttp>>,
 }
 
 /// One outbound request of an attempt, for metrics.
@@ -41,6 +47,9 @@ pub struct HttpCalls {
     pub bytes_out: u64,
     /// Response body bytes the guest read.
     pub bytes_in: u64,
+    /// Under recorded HTTP ([`HttpGrant::recorded`]): each request nothing recorded
+    /// answered, as `METHOD url` (`GET http://api.example/x`), in the order made.
+    pub unmatched: Vec<String>,
 }
 
 #[derive(Debug, Default)]
