@@ -14,17 +14,15 @@
 //! `default_send_request` is not even compiled in).
 
 use std::future::Future;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use http_body_util::BodyExt;
 use sluice_egress::{Connector, RequestTimeouts};
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
-use super::calls::{
-    HttpCalls, HttpGrant, IoFuture, SendFuture, Shared, lock, record, to_wasi,
-};
+use super::calls::{HttpCalls, HttpGrant, IoFuture, SendFuture, Shared, lock, record, to_wasi};
 use super::journaled::{self, Journaled};
 use super::recorded::{self, Replay};
 use crate::journal::Journal;
@@ -32,7 +30,6 @@ use crate::log_buffer::LogBuffer;
 
 /// How long after the attempt's deadline the connector gives up on a request by itself.
 const DEADLINE_BACKSTOP: Duration = Duration::from_secs(1);
-
 
 /// The hook of one attempt's store.
 pub(crate) struct EgressHooks {
@@ -107,7 +104,6 @@ impl EgressHooks {
         Box::new(async { Err(Error::HttpRequestDenied) })
     }
 }
-
 
 impl WasiHttpHooks for EgressHooks {
     /// Every scheme reaches `send_request`, so that the connector refuses the ones it
@@ -217,7 +213,6 @@ impl WasiHttpHooks for EgressHooks {
         })
     }
 }
-
 
 /// `scheme://authority` of a request, for log lines (never the path or query, which may
 /// carry tokens).

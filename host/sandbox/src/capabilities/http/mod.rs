@@ -21,8 +21,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView};
 use super::shape::{Attempt, Capability, StoreData};
 use crate::contract::Contract;
 use hooks::EgressHooks;
-pub use calls::{HttpCall, HttpCalls, HttpGrant};
-pub use recorded::{RecordedHttp, RecordedResponse};
+pub use calls::{HttpCall, HttpCalls, HttpGrant, RecordedHttp, RecordedResponse};
 
 /// The capability (see [`Capability`]).
 pub(crate) struct Http;

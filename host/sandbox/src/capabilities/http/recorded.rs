@@ -6,7 +6,7 @@
 //! one in the table's order, so repeated identical requests get the matching responses
 //! one after the other. A request with no unused match is refused with
 //! `HTTP-request-denied` (a failed request to the guest), one `WARN` log line and an entry
-//! in [`HttpCalls::unmatched`](super::HttpCalls::unmatched) naming its method and URL.
+//! in `HttpCalls::unmatched` naming its method and URL.
 //!
 //! The answer is built as a durable job's replayed request is (`journaled::answer`, from
 //! the journal's `HttpResult`). The request body is read whole before the answer (as a
@@ -15,84 +15,18 @@
 //! Must not: open a socket or touch the connector (none is handed to an attempt in this
 //! mode), or read the grant's allow list (nothing leaves, so nothing is checked).
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use http_body_util::BodyExt;
 use wasmtime_wasi_http::WasiBody;
 
-use super::calls::{SendFuture, Shared, record};
+use super::calls::{
+    RecordedHttp, RecordedResponse, SendFuture, Shared, record, request_key, url_key,
+};
 use super::journaled;
 use crate::journal::codec::HttpResult;
-
-/// Responses an attempt's outbound requests are answered with, instead of the network.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RecordedHttp {
-    /// In the order they are used: the first unused match answers a request.
-    pub responses: Vec<RecordedResponse>,
-}
-
-/// One recorded response and the request it answers.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RecordedResponse {
-    /// The request's method (`GET`, `POST`, …; ASCII case ignored).
-    pub method: String,
-    /// The request's absolute URL (`https://api.example/v1/x?q=1`).
-    pub url: String,
-    /// The response's status code.
-    pub status: u16,
-    /// The response's headers, in order.
-    pub headers: Vec<(String, String)>,
-    /// The response's body.
-    pub body: Vec<u8>,
-}
-
-impl RecordedResponse {
-    /// Why this response cannot be used (a URL that is not absolute, a status outside
-    /// 100–999, a header that is not valid HTTP), or `Ok`.
-    pub fn check(&self) -> Result<(), String> {
-        http::Method::from_bytes(self.method.as_bytes())
-            .map_err(|_| format!("`{}` is not an HTTP method", self.method))?;
-        url_key(&self.url)?;
-        http::StatusCode::from_u16(self.status)
-            .map_err(|_| format!("{} is not an HTTP status code", self.status))?;
-        for (name, value) in &self.headers {
-            http::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| format!("`{name}` is not an HTTP header name"))?;
-            http::HeaderValue::from_str(value)
-                .map_err(|_| format!("the value of header `{name}` is not valid HTTP"))?;
-        }
-        Ok(())
-    }
-}
-
-/// `METHOD url`, the way a request is matched and named (`GET http://api.example/x`).
-pub(super) fn request_key(method: &str, uri: &http::Uri) -> String {
-    format!("{} {}", method.to_ascii_uppercase(), uri_key(uri))
-}
-
-fn uri_key(uri: &http::Uri) -> String {
-    let scheme = uri.scheme_str().unwrap_or("").to_ascii_lowercase();
-    let authority = uri.authority().map_or(String::new(), |a| {
-        a.as_str().to_ascii_lowercase()
-    });
-    let path = uri.path_and_query().map_or("/", |p| p.as_str());
-    let path = if path.is_empty() { "/" } else { path };
-    format!("{scheme}://{authority}{path}")
-}
-
-fn url_key(url: &str) -> Result<String, String> {
-    let uri: http::Uri = url
-        .parse()
-        .map_err(|e| format!("`{url}` is not a URL: {e}"))?;
-    if uri.scheme().is_none() || uri.authority().is_none() {
-        return Err(format!(
-            "`{url}` is not an absolute URL (scheme://host/path)"
-        ));
-    }
-    Ok(uri_key(&uri))
-}
 
 /// Which recorded responses one attempt has used.
 #[derive(Debug)]
@@ -205,7 +139,12 @@ mod tests {
     #[test]
     fn a_bad_recording_says_why() {
         assert!(response("GET", "http://a/x", 200).check().is_ok());
-        assert!(response("GET", "/x", 200).check().unwrap_err().contains("absolute"));
+        assert!(
+            response("GET", "/x", 200)
+                .check()
+                .unwrap_err()
+                .contains("absolute")
+        );
         assert!(response("GET", "http://a/x", 1000).check().is_err());
         assert!(response("GE T", "http://a/x", 200).check().is_err());
     }
