@@ -348,7 +348,37 @@ fn subset(expected: &Value, actual: &Value, path: &str) -> Option<String> {
 mod tests {
     use serde_json::json;
 
-    use super::subset;
+    use super::{Recorded, subset};
+
+    #[test]
+    fn a_recording_becomes_the_sandbox_response_or_says_why_not() {
+        let recorded = |v: serde_json::Value| serde_json::from_value::<Recorded>(v).unwrap();
+        let json_body = recorded(json!({
+            "method": "post", "url": "https://a.example/x", "body_json": { "id": 1 }
+        }))
+        .response()
+        .unwrap();
+        assert_eq!(json_body.method, "POST");
+        assert_eq!(json_body.status, 200);
+        assert_eq!(json_body.body, br#"{"id":1}"#);
+        assert_eq!(
+            json_body.headers,
+            vec![("content-type".to_owned(), "application/json".to_owned())]
+        );
+        let typed = recorded(json!({
+            "method": "GET", "url": "https://a.example/x", "status": 404,
+            "headers": { "Content-Type": "text/plain" }, "body_json": "x"
+        }))
+        .response()
+        .unwrap();
+        assert_eq!(typed.headers.len(), 1, "{:?}", typed.headers);
+        let both = recorded(json!({
+            "method": "GET", "url": "https://a.example/x", "body": "a", "body_json": 1
+        }));
+        assert!(both.response().unwrap_err().contains("not both"));
+        let relative = recorded(json!({ "method": "GET", "url": "/x" }));
+        assert!(relative.response().is_err());
+    }
 
     #[test]
     fn a_subset_names_the_first_difference() {

@@ -24,7 +24,9 @@ pub struct HttpGrant {
     pub max_requests: u32,
     /// `Some`: every request is answered from these recorded responses and none leaves
     /// the host (`sluice test`; `recorded.rs` has the matching rule); the allow list is
-    /// not consulted. `None`: requests go to the network through the egress policy.
+    /// not consulted, and a durable job's requests are not journaled (they are answered
+    /// before the journal is reached). `None`: requests go to the network through the
+    /// egress policy.
     pub recorded: Option<Arc<RecordedHttp>>,
 }
 
