@@ -62,7 +62,7 @@ mod wasi_ctx;
 mod wit_versions;
 
 pub use capabilities::Grants;
-pub use capabilities::http::{HttpCall, HttpCalls, HttpGrant};
+pub use capabilities::http::{HttpCall, HttpCalls, HttpGrant, RecordedHttp, RecordedResponse};
 pub use capabilities::jobs::{
     CheckFuture, FollowUp, FollowUpCheck, FollowUpGrant, FollowUpRefusal,
 };

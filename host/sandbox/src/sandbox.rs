@@ -194,9 +194,14 @@ impl Sandbox {
             );
         }
         let tick = self.inner.config.epoch_tick;
-        // No grant, no connector: such an attempt's requests are all denied anyway.
+        // No grant, no connector: such an attempt's requests are all denied anyway; nor
+        // under recorded HTTP, whose requests are all answered by the host.
         let reach = Reach {
-            connector: grants.http.as_ref().map(|_| self.inner.connector.clone()),
+            connector: grants
+                .http
+                .as_ref()
+                .filter(|grant| grant.recorded.is_none())
+                .map(|_| self.inner.connector.clone()),
             grants,
         };
         // The epoch ticks from before the store exists until after it is gone: the

@@ -309,6 +309,7 @@ fn grant_of(
             limits,
         },
         max_requests: u32::try_from(max_requests).unwrap_or(u32::MAX),
+        recorded: None,
     })
 }
 

@@ -1,10 +1,13 @@
 //! `sluice test CASES.json --component C.wasm`: a task's unit tests, with no database and
 //! no network. Each case is one attempt (as `sluice run` makes it) on its payload, with
-//! its secrets, checked against its expected outcome, output (exact, or a JSON subset) and
-//! follow-up jobs; one line per case, then `N passed, M failed`, exit 1 on a failure.
+//! its secrets and its recorded HTTP responses, checked against its expected outcome,
+//! output (exact, or a JSON subset) and follow-up jobs; one line per case, then
+//! `N passed, M failed`, exit 1 on a failure.
 //!
-//! Not yet: recorded HTTP responses (`"http"` in a case fails that case, saying so); every
-//! outbound request is denied, as for a job type granted none.
+//! Outbound HTTP is answered from the case's `http` list by the sandbox
+//! (`HttpGrant::recorded`: matched by method and URL, each response used once, in order)
+//! and never reaches the network, so no allow list applies; a request nothing recorded
+//! answers fails for the guest and fails the case, naming its method and URL.
 //!
 //! Owns: the cases file's format and the comparison. Must not: open the database or the
 //! network, or run a component another way than `run.rs` does.
@@ -15,8 +18,13 @@ use std::process::ExitCode;
 
 use serde::Deserialize;
 use serde_json::Value;
-use sluice_egress::NetworkPolicy;
-use sluice_sandbox::{CancellationToken, Grants, JobInput, Limits, Outcome, RunReport};
+use std::sync::Arc;
+
+use sluice_egress::{Grant, NetworkPolicy};
+use sluice_sandbox::{
+    CancellationToken, Grants, HttpGrant, JobInput, Limits, Outcome, RecordedHttp,
+    RecordedResponse, RunReport,
+};
 use sluice_wire::jobs::bytes_as_json;
 
 use super::attempt_flags::LimitFlags;
@@ -26,8 +34,9 @@ use super::run_report::Exit;
 
 #[derive(Debug, clap::Args)]
 pub struct TestArgs {
-    /// The cases: a JSON array of `{"name", "payload", "secrets", "attempt", "expect":
-    /// {"outcome", "output", "output_subset", "follow_ups"}}` (docs/task-authors.md).
+    /// The cases: a JSON array of `{"name", "payload", "secrets", "attempt", "http",
+    /// "expect": {"outcome", "output", "output_subset", "follow_ups"}}`
+    /// (docs/task-authors.md).
     pub cases: PathBuf,
     /// The `.wasm` component under test.
     #[arg(long)]
@@ -52,13 +61,78 @@ struct Case {
     #[serde(default = "first")]
     attempt: u32,
     expect: Expect,
-    /// Recorded HTTP responses: not supported yet.
+    /// The responses the task's outbound requests get, matched by method and URL.
     #[serde(default)]
-    http: Option<Value>,
+    http: Vec<Recorded>,
 }
 
 fn first() -> u32 {
     1
+}
+
+/// One recorded response of a case, and the request it answers.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Recorded {
+    method: String,
+    url: String,
+    #[serde(default = "ok_status")]
+    status: u16,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    /// The body as text.
+    #[serde(default)]
+    body: Option<String>,
+    /// The body as JSON (with `content-type: application/json` unless `headers` set one).
+    #[serde(default)]
+    body_json: Option<Value>,
+}
+
+fn ok_status() -> u16 {
+    200
+}
+
+impl Recorded {
+    /// The sandbox's recorded response, or why this one cannot be used.
+    fn response(&self) -> Result<RecordedResponse, String> {
+        let mut headers: Vec<(String, String)> = self
+            .headers
+            .iter()
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        let body = match (&self.body, &self.body_json) {
+            (Some(_), Some(_)) => return Err("give `body` or `body_json`, not both".into()),
+            (Some(text), None) => text.clone().into_bytes(),
+            (None, Some(json)) => {
+                if !headers
+                    .iter()
+                    .any(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+                {
+                    headers.push(("content-type".into(), "application/json".into()));
+                }
+                json.to_string().into_bytes()
+            }
+            (None, None) => Vec::new(),
+        };
+        let response = RecordedResponse {
+            method: self.method.to_ascii_uppercase(),
+            url: self.url.clone(),
+            status: self.status,
+            headers,
+            body,
+        };
+        response.check()?;
+        Ok(response)
+    }
+}
+
+/// What a case's task may send: nothing leaves, every request is answered from `http`.
+fn recorded_grant(http: Vec<RecordedResponse>) -> Arc<HttpGrant> {
+    Arc::new(HttpGrant {
+        grant: Grant::default(),
+        max_requests: sluice_shared::grants::DEFAULT_MAX_REQUESTS,
+        recorded: Some(Arc::new(RecordedHttp { responses: http })),
+    })
 }
 
 /// What a case expects; what it leaves out is not checked.
@@ -92,7 +166,18 @@ pub async fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
             args.cases.display()
         )
     }))?;
+    let mut recorded = Vec::with_capacity(cases.len());
     for case in &cases {
+        let responses: Result<Vec<_>, _> = case
+            .http
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                r.response()
+                    .map_err(|e| anyhow::anyhow!("case `{}`: http[{i}]: {e}", case.name))
+            })
+            .collect();
+        recorded.push(bad(responses)?);
         if let Some(outcome) = &case.expect.outcome
             && !OUTCOMES.contains(&outcome.as_str())
         {
@@ -113,7 +198,7 @@ pub async fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
     .await?;
     let limits = args.limits.over(Limits::default());
     let (mut passed, mut failed) = (0, 0);
-    for (n, case) in cases.iter().enumerate() {
+    for (n, (case, http)) in cases.iter().zip(recorded).enumerate() {
         let flags: Vec<String> = case
             .secrets
             .iter()
@@ -133,7 +218,7 @@ pub async fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
             payload,
         };
         let grants = Grants {
-            http: None,
+            http: Some(recorded_grant(http)),
             follow_ups: follow_ups(&component),
             secrets,
             durable: None,
@@ -163,14 +248,12 @@ pub async fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
 
 /// What differs between `case`'s expectations and `report`, one entry per difference.
 fn check(case: &Case, report: &RunReport) -> Vec<String> {
-    let mut problems = Vec::new();
-    if case.http.is_some() {
-        problems.push(
-            "recorded HTTP responses (`http`) are not supported yet: the case's requests \
-             would be denied"
-                .to_owned(),
-        );
-    }
+    let mut problems: Vec<String> = report
+        .http
+        .unmatched
+        .iter()
+        .map(|request| format!("no recorded response for {request}"))
+        .collect();
     let got = Exit::of(&report.outcome).label();
     let reason = report
         .outcome
@@ -265,7 +348,37 @@ fn subset(expected: &Value, actual: &Value, path: &str) -> Option<String> {
 mod tests {
     use serde_json::json;
 
-    use super::subset;
+    use super::{Recorded, subset};
+
+    #[test]
+    fn a_recording_becomes_the_sandbox_response_or_says_why_not() {
+        let recorded = |v: serde_json::Value| serde_json::from_value::<Recorded>(v).unwrap();
+        let json_body = recorded(json!({
+            "method": "post", "url": "https://a.example/x", "body_json": { "id": 1 }
+        }))
+        .response()
+        .unwrap();
+        assert_eq!(json_body.method, "POST");
+        assert_eq!(json_body.status, 200);
+        assert_eq!(json_body.body, br#"{"id":1}"#);
+        assert_eq!(
+            json_body.headers,
+            vec![("content-type".to_owned(), "application/json".to_owned())]
+        );
+        let typed = recorded(json!({
+            "method": "GET", "url": "https://a.example/x", "status": 404,
+            "headers": { "Content-Type": "text/plain" }, "body_json": "x"
+        }))
+        .response()
+        .unwrap();
+        assert_eq!(typed.headers.len(), 1, "{:?}", typed.headers);
+        let both = recorded(json!({
+            "method": "GET", "url": "https://a.example/x", "body": "a", "body_json": 1
+        }));
+        assert!(both.response().unwrap_err().contains("not both"));
+        let relative = recorded(json!({ "method": "GET", "url": "/x" }));
+        assert!(relative.response().is_err());
+    }
 
     #[test]
     fn a_subset_names_the_first_difference() {

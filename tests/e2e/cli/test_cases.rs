@@ -1,8 +1,10 @@
-//! `sluice test CASES.json --component C.wasm` (issue #41, first part: no recorded HTTP
-//! yet), with `DATABASE_URL` removed from the child's environment: cases for `echo` and
-//! `flaky` pass (exit 0, `N passed, 0 failed`); a wrong expectation fails its case with a
-//! readable difference (exit 1); a case with recorded HTTP responses fails saying they
-//! are not supported yet; a cases file that cannot be used is bad input (exit 2).
+//! `sluice test CASES.json --component C.wasm` (issue #41), with `DATABASE_URL` removed
+//! from the child's environment: cases for `echo` and `flaky` pass (exit 0, `N passed, 0
+//! failed`); cases for `http-get` and `post-json` with recorded HTTP responses (201 →
+//! completed, 503 → retry, 422 → fatal) pass with nothing sent (their URLs do not
+//! resolve); a wrong expectation fails its case with a readable difference (exit 1), and
+//! so does a request with no recorded response, naming its method and URL; a cases file
+//! that cannot be used is bad input (exit 2).
 
 use std::process::Output;
 
@@ -72,9 +74,6 @@ fn a_wrong_expectation_fails_with_a_readable_difference() {
               "expect": { "output_subset": { "b": { "c": 3 } } } },
             { "name": "wrong outcome", "payload": { "a": 1 },
               "expect": { "outcome": "fatal" } },
-            { "name": "recorded http", "payload": { "a": 1 },
-              "http": [{ "method": "GET", "url": "https://api.example.com/", "status": 200 }],
-              "expect": { "outcome": "completed" } },
         ]),
     );
     assert_eq!(out.status.code(), Some(1), "{stdout}");
@@ -88,12 +87,90 @@ fn a_wrong_expectation_fails_with_a_readable_difference() {
         stdout.contains("outcome: expected fatal, got completed"),
         "{stdout}"
     );
-    assert!(
-        stdout.contains("recorded HTTP responses (`http`) are not supported yet"),
-        "{stdout}"
-    );
-    assert!(stdout.ends_with("1 passed, 3 failed\n"), "{stdout}");
+    assert!(stdout.ends_with("1 passed, 2 failed\n"), "{stdout}");
 
     let (out, _) = test("echo", "bad", json!({ "not": "an array" }));
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+const INVOICES: &str = "https://billing.example.invalid/v1/invoices";
+
+#[test]
+fn recorded_responses_answer_the_requests_and_nothing_is_sent() {
+    let post = |status: u16, body: Value| json!([{ "method": "POST", "url": INVOICES, "status": status, "body_json": body }]);
+    let document = json!({ "url": INVOICES, "document": { "total": 10 } });
+    let (out, stdout) = test(
+        "post-json",
+        "post-json",
+        json!([
+            { "name": "created", "payload": document, "http": post(201, json!({ "id": "inv_1" })),
+              "expect": { "outcome": "completed",
+                          "output": { "status": 201, "response": { "id": "inv_1" } } } },
+            { "name": "unavailable", "payload": document,
+              "http": post(503, json!({ "error": "busy" })),
+              "expect": { "outcome": "retry" } },
+            { "name": "rejected", "payload": document,
+              "http": post(422, json!({ "error": "bad total" })),
+              "expect": { "outcome": "fatal" } },
+        ]),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("ok    created"), "{stdout}");
+    assert!(stdout.ends_with("3 passed, 0 failed\n"), "{stdout}");
+
+    let url = "http://api.example.invalid/status?verbose=1";
+    let (out, stdout) = test(
+        "http-get",
+        "http-get",
+        json!([
+            { "name": "twice", "payload": { "url": url, "times": 2 },
+              "http": [
+                  { "method": "GET", "url": url, "status": 503, "body": "busy" },
+                  { "method": "GET", "url": url, "status": 200, "body": "all good",
+                    "headers": { "content-type": "text/plain" } },
+              ],
+              "expect": { "outcome": "completed",
+                          "output_subset": { "status": 200, "body_head": "all good" } } },
+        ]),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.ends_with("1 passed, 0 failed\n"), "{stdout}");
+}
+
+#[test]
+fn a_wrong_expectation_or_an_unrecorded_request_fails_the_case() {
+    let document = json!({ "url": INVOICES, "document": { "total": 10 } });
+    let (out, stdout) = test(
+        "post-json",
+        "post-json-wrong",
+        json!([
+            { "name": "wrong output", "payload": document,
+              "http": [{ "method": "POST", "url": INVOICES, "status": 201,
+                         "body_json": { "id": "inv_2" } }],
+              "expect": { "output": { "status": 201, "response": { "id": "inv_1" } } } },
+            { "name": "not recorded", "payload": document,
+              "http": [{ "method": "GET", "url": INVOICES, "status": 200 }],
+              "expect": { "outcome": "completed" } },
+        ]),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("FAIL  wrong output"), "{stdout}");
+    assert!(stdout.contains("\"id\": \"inv_1\""), "{stdout}");
+    assert!(stdout.contains("\"id\": \"inv_2\""), "{stdout}");
+    assert!(stdout.contains("FAIL  not recorded"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("no recorded response for POST {INVOICES}")),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("0 passed, 2 failed\n"), "{stdout}");
+
+    // A recording that cannot be used is bad input.
+    let (out, _) = test(
+        "post-json",
+        "post-json-bad",
+        json!([{ "name": "x", "payload": document,
+                 "http": [{ "method": "POST", "url": "/relative", "status": 200 }],
+                 "expect": {} }]),
+    );
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }

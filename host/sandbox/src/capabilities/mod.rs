@@ -84,7 +84,8 @@ macro_rules! capabilities {
 capabilities! {
     log::Log;
     http::Http =>
-        /// Outbound HTTP through the egress policy (`None`: every request is denied).
+        /// Outbound HTTP through the egress policy, or answered from recorded responses
+        /// (`HttpGrant::recorded`; `None`: every request is denied).
         http: http::HttpGrant;
     jobs::Jobs =>
         /// Follow-up jobs, within caps (`None`: every `enqueue` is refused).

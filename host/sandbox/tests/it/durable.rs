@@ -64,6 +64,7 @@ fn http(server: &TestServer) -> Option<Arc<HttpGrant>> {
     Some(Arc::new(HttpGrant {
         grant: Grant::new(AllowList::parse_with(&[server.origin()], &loopback).unwrap()),
         max_requests: 10,
+        recorded: None,
     }))
 }
 

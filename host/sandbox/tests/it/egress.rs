@@ -31,6 +31,7 @@ fn grant(entries: &[String], max_requests: u32) -> Arc<HttpGrant> {
     Arc::new(HttpGrant {
         grant: Grant::new(AllowList::parse_with(entries, &loopback).unwrap()),
         max_requests,
+        recorded: None,
     })
 }
 

@@ -34,6 +34,7 @@ async fn run_capped(
     let http = Some(Arc::new(HttpGrant {
         grant,
         max_requests: 10,
+        recorded: None,
     }));
     let component = prepare(&sandbox, name);
     let grants = Grants {

@@ -38,6 +38,7 @@ fn grant(entries: &[String]) -> Arc<HttpGrant> {
     Arc::new(HttpGrant {
         grant: Grant::new(AllowList::parse_with(entries, &loopback).unwrap()),
         max_requests: 10,
+        recorded: None,
     })
 }
 

@@ -15,5 +15,6 @@ mod guest_errors;
 mod guest_results;
 mod hostile;
 mod limits;
+mod recorded_http;
 mod secrets;
 mod validation;

@@ -50,6 +50,7 @@ async fn a_granted_value_is_used_and_masked_in_logs_and_errors() {
     let http = Arc::new(HttpGrant {
         grant: Grant::new(AllowList::parse_with([server.origin()], &loopback).unwrap()),
         max_requests: 5,
+        recorded: None,
     });
     let grants = Grants {
         http: Some(http),

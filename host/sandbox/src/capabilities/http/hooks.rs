@@ -2,7 +2,9 @@
 //! which hands every request of an attempt to the host's one vetted connector
 //! (`sluice_egress::Connector`) under the job type's [`HttpGrant`], and [`HttpGrant`] /
 //! [`HttpCalls`], what goes in and what comes out. `send_request` is the one place every
-//! guest request passes (a durable job's continues in `journaled.rs`).
+//! guest request passes (a durable job's continues in `journaled.rs`; under a grant of
+//! recorded responses, `sluice test`'s, each is answered in `recorded.rs` and none
+//! reaches a connector).
 //!
 //! Deny by default: an attempt without a grant, a host without a connector, or a request
 //! past the per-attempt count gets `HTTP-request-denied` without any network activity.
@@ -12,24 +14,22 @@
 //! `default_send_request` is not even compiled in).
 
 use std::future::Future;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use http_body_util::BodyExt;
 use sluice_egress::{Connector, RequestTimeouts};
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
-use super::calls::{
-    HttpCalls, HttpGrant, IoFuture, SendFuture, Shared, lock, record, to_wasi,
-};
+use super::calls::{HttpCalls, HttpGrant, IoFuture, SendFuture, Shared, lock, record, to_wasi};
 use super::journaled::{self, Journaled};
+use super::recorded::{self, Replay};
 use crate::journal::Journal;
 use crate::log_buffer::LogBuffer;
 
 /// How long after the attempt's deadline the connector gives up on a request by itself.
 const DEADLINE_BACKSTOP: Duration = Duration::from_secs(1);
-
 
 /// The hook of one attempt's store.
 pub(crate) struct EgressHooks {
@@ -43,6 +43,10 @@ pub(crate) struct EgressHooks {
     shared: Option<Arc<Shared>>,
     /// A durable job's journal: its requests are journaled (`journaled.rs`).
     journal: Option<Journal>,
+    /// Under recorded HTTP, the responses used so far (`recorded.rs`).
+    replay: Option<Replay>,
+    /// Under recorded HTTP, the requests nothing recorded answered.
+    unmatched: Vec<String>,
 }
 
 impl EgressHooks {
@@ -63,12 +67,17 @@ impl EgressHooks {
         };
         EgressHooks {
             connector,
-            grant,
             deadline,
             started: 0,
             logs,
+            replay: grant
+                .as_ref()
+                .and_then(|g| g.recorded.clone())
+                .map(Replay::new),
+            grant,
             shared: None,
             journal,
+            unmatched: Vec::new(),
         }
     }
 
@@ -81,6 +90,7 @@ impl EgressHooks {
             calls: lock(&shared.calls).clone(),
             bytes_out: shared.bytes_out.load(Ordering::Relaxed),
             bytes_in: shared.bytes_in.load(Ordering::Relaxed),
+            unmatched: self.unmatched.clone(),
         }
     }
 
@@ -94,7 +104,6 @@ impl EgressHooks {
         Box::new(async { Err(Error::HttpRequestDenied) })
     }
 }
-
 
 impl WasiHttpHooks for EgressHooks {
     /// Every scheme reaches `send_request`, so that the connector refuses the ones it
@@ -110,7 +119,7 @@ impl WasiHttpHooks for EgressHooks {
         _fut: Box<dyn Future<Output = Result<(), Error>> + Send>,
     ) -> SendFuture {
         let destination = destination(request.uri());
-        let (Some(connector), Some(grant)) = (self.connector.clone(), self.grant.clone()) else {
+        let Some(grant) = self.grant.clone() else {
             return self.refuse(&format!(
                 "`{destination}`: this job type is granted no outbound HTTP"
             ));
@@ -121,6 +130,26 @@ impl WasiHttpHooks for EgressHooks {
                 grant.max_requests
             ));
         }
+        if let Some(replay) = &mut self.replay {
+            // Recorded HTTP: answered here, before any connector or journal is reached.
+            self.started += 1;
+            let shared = self.shared.get_or_insert_with(Arc::default).clone();
+            return match recorded::send(replay, shared, request) {
+                Ok(answer) => answer,
+                Err(key) => {
+                    self.logs
+                        .line("WARN", &format!("no recorded response for {key}"));
+                    record(&self.shared(), "denied", Duration::ZERO);
+                    self.unmatched.push(key);
+                    Box::new(async { Err(Error::HttpRequestDenied) })
+                }
+            };
+        }
+        let Some(connector) = self.connector.clone() else {
+            return self.refuse(&format!(
+                "`{destination}`: this job type is granted no outbound HTTP"
+            ));
+        };
         self.started += 1;
         let (shared, logs, deadline) = (self.shared(), self.logs.clone(), self.deadline);
         let timeouts = RequestTimeouts {
@@ -184,7 +213,6 @@ impl WasiHttpHooks for EgressHooks {
         })
     }
 }
-
 
 /// `scheme://authority` of a request, for log lines (never the path or query, which may
 /// carry tokens).

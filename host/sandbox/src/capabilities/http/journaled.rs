@@ -148,8 +148,9 @@ async fn live(j: &Journaled, request: http::Request<Full<Bytes>>) -> HttpResult 
     }
 }
 
-/// What the guest gets for a recorded (or just recorded) result.
-fn answer(result: HttpResult) -> Result<(http::Response<WasiBody>, IoFuture), Error> {
+/// What the guest gets for a recorded (or just recorded) result (also a test's recorded
+/// response, `recorded.rs`).
+pub(super) fn answer(result: HttpResult) -> Result<(http::Response<WasiBody>, IoFuture), Error> {
     match result {
         HttpResult::Error(name) => Err(error_of(&name)),
         HttpResult::Response {

@@ -1,7 +1,9 @@
 //! `wasi:http/outgoing-handler` (contract 0.2): wasmtime-wasi-http's implementation,
 //! whose every request goes through [`EgressHooks`] (`hooks.rs`) to the host's one
 //! connector, and whose body-stream failures reach the guest as their `error-code`
-//! (`error_code.rs`). Denied without a grant: the hooks refuse every request.
+//! (`error_code.rs`). Denied without a grant: the hooks refuse every request. A grant
+//! with recorded responses (`sluice test`) is answered from them (`recorded.rs`) and
+//! nothing is sent.
 //!
 //! Must not open a socket (only the connector does) or link `wasi:http` below 0.2.
 
@@ -9,6 +11,7 @@ mod calls;
 mod error_code;
 mod hooks;
 mod journaled;
+mod recorded;
 
 use std::sync::Arc;
 
@@ -18,7 +21,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView};
 use super::shape::{Attempt, Capability, StoreData};
 use crate::contract::Contract;
 use hooks::EgressHooks;
-pub use calls::{HttpCall, HttpCalls, HttpGrant};
+pub use calls::{HttpCall, HttpCalls, HttpGrant, RecordedHttp, RecordedResponse};
 
 /// The capability (see [`Capability`]).
 pub(crate) struct Http;
