@@ -19,11 +19,11 @@ use wasmtime::component::{HasSelf, Linker};
 
 use super::shape::{Attempt, Capability, StoreData};
 use crate::contract::Contract;
-use crate::journal::codec::short_hash;
-use crate::journal::{Journal, Step};
 use crate::host_imports::v0_2::sluice::task::jobs::{
     self as v0_2, EnqueueError, EnqueueOptions, Host,
 };
+use crate::journal::codec::short_hash;
+use crate::journal::{Journal, Step};
 
 /// The capability (see [`Capability`]).
 pub(crate) struct Jobs;

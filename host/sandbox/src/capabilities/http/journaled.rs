@@ -89,13 +89,8 @@ pub(super) fn send(j: Journaled, seq: u32, request: http::Request<WasiBody>) -> 
                 live(&j, request).await
             }
         };
-        j.journal.record(
-            seq,
-            "http",
-            fingerprint,
-            result.summary(),
-            result.encode(),
-        );
+        j.journal
+            .record(seq, "http", fingerprint, result.summary(), result.encode());
         if let Err(failure) = j.journal.flush(Some(seq + 1)).await {
             return Err(Error::InternalError(Some(failure.to_string())));
         }
@@ -209,6 +204,9 @@ mod tests {
             let name = error_name(&error);
             assert_eq!(error_name(&error_of(&name)), name);
         }
-        assert!(matches!(error_of("Something(1)"), Error::InternalError(Some(_))));
+        assert!(matches!(
+            error_of("Something(1)"),
+            Error::InternalError(Some(_))
+        ));
     }
 }

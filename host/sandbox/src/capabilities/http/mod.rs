@@ -20,8 +20,8 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView};
 
 use super::shape::{Attempt, Capability, StoreData};
 use crate::contract::Contract;
-use hooks::EgressHooks;
 pub use calls::{HttpCall, HttpCalls, HttpGrant, RecordedHttp, RecordedResponse};
+use hooks::EgressHooks;
 
 /// The capability (see [`Capability`]).
 pub(crate) struct Http;
