@@ -24,3 +24,10 @@ wasm-tools component new build/embedded.wasm \
   --adapt wasi_snapshot_preview1=wasi_snapshot_preview1.reactor.wasm -o build/{{name}}.wasm
 rm -f build/core.wasm build/embedded.wasm
 echo "built build/{{name}}.wasm"
+# The task's cases (cases.json: payloads and what each must give), run with no database
+# and no network by `sluice test` when it is on the PATH (docs/task-authors.md).
+if command -v sluice >/dev/null 2>&1; then
+  sluice test cases.json --component build/{{name}}.wasm
+else
+  echo "sluice is not on the PATH: cases.json not run (sluice test cases.json --component build/{{name}}.wasm)"
+fi

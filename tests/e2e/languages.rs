@@ -310,9 +310,15 @@ async fn scaffolded_projects_build_push_and_run_in_every_language(pool: PgPool) 
         "{} is missing: run scripts/build-guests (scripts/test does)",
         toolchains.display()
     );
+    // The build scripts run their cases with `sluice test` when `sluice` is on the PATH.
+    let sluice_dir = std::path::Path::new(env!("CARGO_BIN_EXE_sluice"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
     let path = format!(
-        "{}:{}",
+        "{}:{}:{}",
         toolchains.display(),
+        sluice_dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
     let work = std::env::temp_dir().join(format!("sluice-scaffold-{}", std::process::id()));
@@ -351,7 +357,15 @@ async fn scaffolded_projects_build_push_and_run_in_every_language(pool: PgPool) 
             String::from_utf8_lossy(&built.stdout),
             String::from_utf8_lossy(&built.stderr)
         );
-        eprintln!("{lang}: scaffold built in {:?}", started.elapsed());
+        let stdout = String::from_utf8_lossy(&built.stdout);
+        assert!(
+            stdout.contains("2 passed, 0 failed"),
+            "{lang}: build.sh ran the template's cases.json:\n{stdout}"
+        );
+        eprintln!(
+            "{lang}: scaffold built and its cases passed in {:?}",
+            started.elapsed()
+        );
         let wasm = project.join("build").join(format!("{name}.wasm"));
         sluice.ok(&["component", "push", wasm.to_str().unwrap()]);
         sluice.ok(&["types", "set", &name, "--component", &name]);

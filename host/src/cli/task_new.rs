@@ -80,7 +80,10 @@ fn raw(path: &'static str, bytes: &'static [u8]) -> File {
 }
 
 fn files(lang: Lang) -> Vec<File> {
-    let mut files = vec![raw(".gitignore", GITIGNORE.as_bytes())];
+    let mut files = vec![
+        raw(".gitignore", GITIGNORE.as_bytes()),
+        t("cases.json", include_str!("../../../templates/cases.json")),
+    ];
     match lang {
         Lang::Rust => files.extend([
             t(
