@@ -404,6 +404,40 @@ async fn another_tenants_jobs_are_not_found_on_any_page_or_action(pool: PgPool) 
     let _ = a;
 }
 
+/// An admin pauses and resumes a tenant from the tenants page (CSRF-checked); a tenant's
+/// session cannot, and an unknown tenant is a 404.
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn an_admin_pauses_and_resumes_a_tenant_and_a_tenant_cannot(pool: PgPool) {
+    let api = Api::start(&pool).await;
+    let acme = api.tenant("acme").await;
+    let paused = || async { api.store.get_tenant("acme").await.unwrap().unwrap().paused };
+    let mut tenant = Browser::new(&api);
+    tenant.sign_in(&acme).await;
+    tenant.get("/ui/overview").await;
+    let refused = tenant.post("/ui/tenants/acme/pause", &[], true).await.0;
+    assert_eq!(refused, StatusCode::FORBIDDEN);
+    let mut admin = Browser::new(&api);
+    admin.sign_in(ENV_ADMIN_TOKEN).await;
+    let (_, page) = admin.get("/ui/tenants").await;
+    assert!(page.contains("action=\"/ui/tenants/acme/pause\""), "{page}");
+    let no_csrf = admin.post("/ui/tenants/acme/pause", &[], false).await.0;
+    assert_eq!(no_csrf, StatusCode::FORBIDDEN);
+    assert!(!paused().await, "refused requests change nothing");
+    let done = admin.post("/ui/tenants/acme/pause", &[], true).await.0;
+    assert_eq!(done, StatusCode::SEE_OTHER);
+    assert!(paused().await);
+    let (_, page) = admin.get("/ui/tenants").await;
+    assert!(
+        page.contains("action=\"/ui/tenants/acme/resume\""),
+        "{page}"
+    );
+    let done = admin.post("/ui/tenants/acme/resume", &[], true).await.0;
+    assert_eq!(done, StatusCode::SEE_OTHER);
+    assert!(!paused().await);
+    let unknown = admin.post("/ui/tenants/nobody/pause", &[], true).await.0;
+    assert_eq!(unknown, StatusCode::NOT_FOUND);
+}
+
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn tenant_text_is_escaped_and_pages_carry_security_headers(pool: PgPool) {
     let api = Api::start(&pool).await;

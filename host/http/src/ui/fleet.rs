@@ -1,15 +1,18 @@
 //! The admin pages: the worker registry with what each worker runs now, and the tenants
-//! with their limits, caps and tokens (labels, created, last used — never values).
+//! with their limits, caps and tokens (labels, created, last used — never values), and
+//! the button that pauses or resumes a tenant (docs/flow-control.md).
 //!
-//! Owns: those two pages. Must not: show them to a tenant's session (they cover the whole
+//! Owns: those two pages and that button. Must not: show them to a tenant's session (they cover the whole
 //! fleet; 403), or show a token's value (the store keeps only hashes anyway).
 
-use axum::extract::State;
-use axum::response::Response;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use sluice_store::{RunningJob, TenantRecord, TokenRecord, WorkerRecord};
 
 use super::errors::store_error;
+use super::forms::{FormData, urlencode};
 use super::layout::{self, Nav};
 use super::session::Viewer;
 use super::views::{bytes_text, count, csrf_field, duration_text, opt, when, when_opt};
@@ -111,7 +114,16 @@ fn tenant_row(
     let ms = |v: Option<i64>| v.map(|ms| duration_text(ms as f64 / 1000.0));
     html! {
         tr data-tenant=(t.id) {
-            td { strong { (t.id) } br; span.muted { "since " (when(t.created_at)) } }
+            td {
+                strong { (t.id) } br; span.muted { "since " (when(t.created_at)) } br;
+                @if t.paused { strong.paused.tenant-state { "paused" } } @else { span.tenant-state { "running" } }
+                @if viewer.can_write() {
+                    form.action method="post" action={ "/ui/tenants/" (urlencode(&t.id)) "/" (if t.paused { "resume" } else { "pause" }) } {
+                        (csrf_field(viewer.csrf()))
+                        button.tenant-toggle type="submit" { @if t.paused { "Resume" } @else { "Pause" } }
+                    }
+                }
+            }
             td { ul.compact {
                 li { "running at once: " (opt(cap)) }
                 li { "enqueue rate: " (opt(l.max_enqueue_per_sec.map(|r| format!("{r}/s")))) " · burst " (opt(l.enqueue_burst)) }
@@ -144,4 +156,42 @@ fn tenant_row(
             }
         }
     }
+}
+
+/// Pauses a tenant (`/ui/tenants/{id}/pause`, admins): none of its jobs is claimed until
+/// it is resumed; running ones finish.
+pub async fn pause_tenant(
+    state: State<AppState>,
+    viewer: Viewer,
+    id: Path<String>,
+    body: Bytes,
+) -> Result<Response, Response> {
+    set_tenant_paused(state, viewer, id, body, true).await
+}
+
+/// Resumes a paused tenant (`/ui/tenants/{id}/resume`, admins).
+pub async fn resume_tenant(
+    state: State<AppState>,
+    viewer: Viewer,
+    id: Path<String>,
+    body: Bytes,
+) -> Result<Response, Response> {
+    set_tenant_paused(state, viewer, id, body, false).await
+}
+
+async fn set_tenant_paused(
+    State(state): State<AppState>,
+    viewer: Viewer,
+    Path(id): Path<String>,
+    body: Bytes,
+    paused: bool,
+) -> Result<Response, Response> {
+    viewer.must_be_admin("Pausing a tenant")?;
+    viewer.may_write(&FormData::parse(&body))?;
+    state
+        .store()
+        .set_tenant_paused(&id, paused)
+        .await
+        .map_err(|e| store_error(&e))?;
+    Ok(Redirect::to("/ui/tenants").into_response())
 }

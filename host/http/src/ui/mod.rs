@@ -66,6 +66,8 @@ pub fn router() -> Router<AppState> {
         .route("/schedules/{name}/{action}", post(schedules::act))
         .route("/workers", get(fleet::workers_page))
         .route("/tenants", get(fleet::tenants_page))
+        .route("/tenants/{id}/pause", post(fleet::pause_tenant))
+        .route("/tenants/{id}/resume", post(fleet::resume_tenant))
         .fallback(errors::not_found_page)
         .layer(axum::middleware::map_response(layout::security_headers))
 }
