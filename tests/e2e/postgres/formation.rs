@@ -40,7 +40,11 @@ impl Formation {
             .and_then(|d| d.join("pg_ctl").canonicalize().ok())
             .and_then(|p| p.parent().map(Path::to_path_buf))
             .expect("PostgreSQL server binaries");
-        let dir = std::env::temp_dir().join(format!("sluice-paf-{}", free_port()));
+        // Named by this process and a free port; a folder of that name can only be what a
+        // killed run left (its Drop never ran), and pg_autoctl refuses to start in it.
+        let dir =
+            std::env::temp_dir().join(format!("sluice-paf-{}-{}", std::process::id(), free_port()));
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         if postgres_user_if_root().is_some() {
             Command::new("chown")
