@@ -64,15 +64,6 @@ impl From<std::str::Utf8Error> for TaskError {
     }
 }
 
-impl From<TaskError> for crate::bindings::TaskError {
-    fn from(e: TaskError) -> Self {
-        match e {
-            TaskError::Retry(m) => crate::bindings::TaskError::Retry(m),
-            TaskError::Fatal(m) => crate::bindings::TaskError::Fatal(m),
-        }
-    }
-}
-
 /// Turn any `Result<T, E: Display>` into a `Result<T, TaskError>` of the chosen kind, with a
 /// short context phrase: `fetch(url).or_retry("fetch rates")?`.
 pub trait ResultExt<T> {

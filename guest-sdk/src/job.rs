@@ -55,19 +55,6 @@ impl Job {
     }
 }
 
-impl From<crate::bindings::Job> for Job {
-    fn from(j: crate::bindings::Job) -> Self {
-        Job {
-            id: j.id,
-            job_type: j.job_type,
-            tenant: j.tenant,
-            attempt: j.attempt,
-            max_attempts: j.max_attempts,
-            payload: j.payload,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

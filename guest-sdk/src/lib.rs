@@ -38,6 +38,15 @@
 //! `sluice:task@0.2.0`). The filesystem, environment,
 //! arguments and sockets exist only as empty stubs; `println!`/`eprintln!` go to the
 //! attempt's log, truncated at a cap.
+//!
+//! **Contract 0.3** (`sluice:task@0.3.0`: durable sleeps and waits, snooze, enqueue
+//! returning the child's id) is the module [`v0_3`], with its own export macro
+//! [`export_task_v0_3!`]. A component's contract is decided by the `sluice:task`
+//! interfaces it imports, and it imports only those it calls: a task written with the
+//! items above stays a 0.2 (or 0.1) component, one written with [`v0_3`] is a 0.3 one.
+
+#[macro_use]
+mod macros;
 
 mod error;
 pub mod http;
@@ -45,6 +54,7 @@ mod job;
 pub mod jobs;
 pub mod log;
 pub mod secrets;
+pub mod v0_3;
 
 #[doc(hidden)]
 pub mod bindings;
@@ -72,7 +82,10 @@ pub fn cancelled() -> bool {
     bindings::sluice::task::host::cancelled()
 }
 
-/// Export a task function `fn(Job) -> TaskResult` as this component's `run`.
+world_conversions!(bindings);
+
+/// Export a task function `fn(Job) -> TaskResult` as this component's `run`
+/// (contract 0.2; see [`export_task_v0_3!`] for 0.3).
 ///
 /// Use it once, at the top level of a `cdylib` crate:
 ///
@@ -85,28 +98,15 @@ pub fn cancelled() -> bool {
 #[macro_export]
 macro_rules! export_task {
     ($run:path) => {
-        const _: () = {
-            struct SluiceTask;
-
-            impl $crate::bindings::Guest for SluiceTask {
-                fn run(
-                    job: $crate::bindings::Job,
-                ) -> ::core::result::Result<::std::vec::Vec<u8>, $crate::bindings::TaskError>
-                {
-                    $crate::__run(job, $run)
-                }
-            }
-
-    $crate::bindings::__sluice_export_world!(SluiceTask with_types_in $crate::bindings);
-        };
+        $crate::__export_task!([bindings] __sluice_export_world, $run);
     };
 }
 
-/// Glue called by [`export_task!`]: converts the WIT types to the SDK's and back.
+/// Glue called by the export macros: converts a contract's WIT types to the SDK's and back.
 #[doc(hidden)]
-pub fn __run(
-    job: bindings::Job,
+pub fn __run<J: Into<Job>, E: From<TaskError>>(
+    job: J,
     run: impl FnOnce(Job) -> TaskResult,
-) -> Result<Vec<u8>, bindings::TaskError> {
-    run(Job::from(job)).map_err(bindings::TaskError::from)
+) -> Result<Vec<u8>, E> {
+    run(job.into()).map_err(E::from)
 }

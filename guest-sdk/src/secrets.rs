@@ -1,5 +1,6 @@
 //! The tenant's secrets (contract `sluice:task@0.2.0`, `sluice:task/secrets`): API keys
-//! and passwords an operator stored with `sluice secrets set NAME`, read by name.
+//! and passwords an operator stored with `sluice secrets set NAME`, read by name. A
+//! contract 0.3 task reads them with [`crate::v0_3::secrets::get`], which behaves the same.
 //!
 //! A task reads only the names its job type is granted
 //! (`sluice types set T --secret STRIPE_KEY`); any other name is
@@ -24,7 +25,6 @@
 use std::fmt;
 
 use crate::TaskError;
-use crate::bindings::sluice::task::secrets as wit;
 
 /// Why a secret could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,10 +59,4 @@ impl From<SecretError> for TaskError {
     }
 }
 
-/// The value of secret `name` of the job's tenant.
-pub fn get(name: &str) -> Result<String, SecretError> {
-    wit::get(name).map_err(|e| match e {
-        wit::SecretError::NotGranted => SecretError::NotGranted(name.to_owned()),
-        wit::SecretError::NotFound => SecretError::NotFound(name.to_owned()),
-    })
-}
+secrets_get!(bindings::sluice::task::secrets);

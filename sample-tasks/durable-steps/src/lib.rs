@@ -1,16 +1,24 @@
-//! `durable-steps`: payload `{"urls": ["...", ...], "pause_after": {"2": 3000}}`; POSTs
-//! `{"step": i}` to each URL in order (steps numbered from 1) and completes with the list
-//! of response bodies (as text). `pause_after` (optional): after step `i`, busy-wait that
-//! many milliseconds, reading the clock, so that a test can kill the worker in the
-//! middle. A non-2xx answer or a network failure is retried.
+//! `durable-steps` (contract 0.3): payload `{"urls": ["...", ...], "pause_after": {"2":
+//! 3000}, "sleep_after": {"1": 5000}, "signal_before": {"3": "approve"}}`; POSTs
+//! `{"step": i}` to each URL in order (steps numbered from 1) and completes with the JSON
+//! list of response bodies (as text). Every field but `urls` is optional, keyed by step:
+//! - `pause_after`: after step `i`, busy-wait that many milliseconds, reading the clock,
+//!   so that a test can kill the worker in the middle;
+//! - `sleep_after`: after step `i` (and its pause), `durable::sleep` that many
+//!   milliseconds (a long one suspends a durable run; not durable, it sleeps in place);
+//! - `signal_before`: before step `i`, `durable::await_signal(name)` with no timeout, and
+//!   send `{"step": i, "signal": <the signal's JSON payload>}` for that step instead. Not
+//!   durable, the wait is refused: `fatal("not-durable: …")`.
 //!
-//! Run as a durable type (`sluice types set T --durable`), a retry after a crash replays
-//! the steps already answered instead of posting them again (docs/durable.md).
+//! A non-2xx answer or a network failure is retried. Run as a durable type
+//! (`sluice types set T --durable`), a retry after a crash, or the run after a wake-up,
+//! replays the steps already answered instead of posting them again (docs/durable.md).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use sluice_guest::serde_json::json;
+use sluice_guest::serde_json::{Value, json};
+use sluice_guest::v0_3::durable;
 use sluice_guest::{Job, TaskError, TaskResult, http};
 
 #[derive(serde::Deserialize)]
@@ -18,6 +26,10 @@ struct Args {
     urls: Vec<String>,
     #[serde(default)]
     pause_after: BTreeMap<String, u64>,
+    #[serde(default)]
+    sleep_after: BTreeMap<String, u64>,
+    #[serde(default)]
+    signal_before: BTreeMap<String, String>,
 }
 
 fn run(job: Job) -> TaskResult {
@@ -25,7 +37,14 @@ fn run(job: Job) -> TaskResult {
     let mut bodies = Vec::new();
     for (i, url) in args.urls.iter().enumerate() {
         let step = i + 1;
-        let response = http::post_json(url, &json!({ "step": step }))?;
+        let key = step.to_string();
+        let mut body = json!({ "step": step });
+        if let Some(name) = args.signal_before.get(&key) {
+            let signal: Option<Value> = durable::await_signal_json(name, None)?;
+            // No timeout: `None` cannot come back, but `null` is what a bare signal says.
+            body["signal"] = signal.unwrap_or(Value::Null);
+        }
+        let response = http::post_json(url, &body)?;
         if !(200..=299).contains(&response.status) {
             return Err(TaskError::retry(format!(
                 "step {step}: {url} answered {}",
@@ -33,8 +52,11 @@ fn run(job: Job) -> TaskResult {
             )));
         }
         bodies.push(response.text());
-        if let Some(&ms) = args.pause_after.get(&step.to_string()) {
+        if let Some(&ms) = args.pause_after.get(&key) {
             pause(Duration::from_millis(ms));
+        }
+        if let Some(&ms) = args.sleep_after.get(&key) {
+            durable::sleep(Duration::from_millis(ms));
         }
     }
     sluice_guest::json_output(&bodies)
@@ -48,4 +70,4 @@ fn pause(length: Duration) {
     }
 }
 
-sluice_guest::export_task!(run);
+sluice_guest::export_task_v0_3!(run);
