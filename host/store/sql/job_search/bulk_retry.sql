@@ -21,7 +21,7 @@ chosen AS (
         WHERE t.idempotency_key IS NULL OR t.key_scope = 'retained' OR NOT EXISTS (
                 SELECT 1 FROM sluice.jobs h
                 WHERE h.tenant = $2 AND h.idempotency_key = t.idempotency_key
-                  AND (h.key_scope = 'retained' OR h.state IN ('pending', 'running')))
+                  AND (h.key_scope = 'retained' OR h.state IN ('pending', 'running', 'waiting')))
     ) x
     WHERE idempotency_key IS NULL OR key_scope = 'retained' OR rn = 1
 ),
