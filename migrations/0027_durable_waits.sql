@@ -13,8 +13,11 @@
 -- * jobs_waiting_idx: the waker's range (finish/wake_waiting.sql), partial, so it costs
 --   nothing to jobs that never wait.
 -- * jobs_idempotency_key_uidx: a waiting job is unfinished, so a key of scope
---   `unfinished` stays taken while its job waits; sluice.enqueue_jobs(...) (CREATE OR
---   REPLACE, same signature and result) finds such a holder too.
+--   `unfinished` stays taken while its job waits; sluice.enqueue_jobs(...) finds such a
+--   holder too.
+-- * sluice.enqueue_jobs(...) takes reserved ids (a fourteenth parameter, see below): a
+--   follow-up job's id is known to the guest when it asks (`jobs.enqueue` returns it) and
+--   the job is inserted under it by the completion or the suspension.
 -- * sluice.attempt_history.outcome may be `suspended`: a run that ended by suspending,
 --   with the cause in `error` ("sleep until ...", "await signal `approve`").
 -- * sluice.signals: one row per signal sent to a job (sluice.signal(...), `sluice jobs
@@ -34,7 +37,8 @@
 -- Upgrading a live database: three columns (no rewrite: NULL and a constant default),
 -- constraints added NOT VALID and validated (a scan under a lighter lock), one unique
 -- index rebuilt with a wider predicate, one partial index (empty), a new table and
--- function. Hosts of earlier versions never suspend a job and ignore the new columns.
+-- functions. Hosts of earlier versions never suspend a job and ignore the new columns;
+-- their enqueue (twelve or thirteen parameters) calls the new one without ids.
 
 ALTER TABLE sluice.jobs
     ADD COLUMN waiting_for text,
@@ -130,9 +134,15 @@ REVOKE EXECUTE ON FUNCTION sluice.signal(bigint, text, jsonb) FROM PUBLIC;
 COMMENT ON FUNCTION sluice.signal(bigint, text, jsonb) IS
     'Send a signal to a job inside the caller''s transaction; wakes the job when it waits for that name (returns true then). See migrations/0027_durable_waits.sql and docs/durable.md.';
 
--- sluice.enqueue_jobs(...) of migration 0024 with one change: a job holding a key of
--- scope `unfinished` may be waiting (the `dups` holder look-up).
-CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[])
+-- sluice.enqueue_jobs(...) takes reserved ids: p_id, one per row (NULL, or a NULL
+-- element: drawn from sluice.jobs_id_seq as before). A follow-up job's id is reserved when
+-- the guest asks for it (Store::reserve_job_ids, nextval of the same sequence) and the
+-- job is inserted under it by the completion or the suspension. The fourteen-parameter
+-- function is the thirteen-parameter one of migration 0024 with two changes: the ids
+-- (`new_ids`), and a job holding a key of scope `unfinished` may be waiting (the `dups`
+-- holder look-up). The thirteen- and twelve-parameter forms call it without ids, so
+-- sluice.enqueue(...), the scheduler and hosts of earlier versions keep working.
+CREATE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[], p_id bigint[])
  RETURNS TABLE(problem text, problem_ord bigint, payload_size bigint, payload_limit bigint, ids bigint[], dup_ords bigint[], dup_holders bigint[])
  LANGUAGE plpgsql
 AS $function$
@@ -169,8 +179,8 @@ BEGIN
             LIMIT 1
         ),
         new_ids AS (
-            SELECT array_agg(nextval('sluice.jobs_id_seq')) AS a
-            FROM generate_series(1, cardinality(p_tenant))
+            SELECT array_agg(coalesce(p_id[g.i], nextval('sluice.jobs_id_seq'))) AS a
+            FROM generate_series(1, cardinality(p_tenant)) AS g(i)
             WHERE NOT EXISTS (SELECT 1 FROM first_problem)
             HAVING count(*) > 0
         ),
@@ -242,8 +252,8 @@ BEGIN
             LIMIT 1
         ),
         new_ids AS (
-            SELECT array_agg(nextval('sluice.jobs_id_seq')) AS a
-            FROM generate_series(1, cardinality(p_tenant))
+            SELECT array_agg(coalesce(p_id[g.i], nextval('sluice.jobs_id_seq'))) AS a
+            FROM generate_series(1, cardinality(p_tenant)) AS g(i)
             WHERE NOT EXISTS (SELECT 1 FROM first_problem)
             HAVING count(*) > 0
         ),
@@ -333,3 +343,29 @@ BEGIN
     END IF;
 END
 $function$;
+
+
+CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[])
+ RETURNS TABLE(problem text, problem_ord bigint, payload_size bigint, payload_limit bigint, ids bigint[], dup_ords bigint[], dup_holders bigint[])
+ LANGUAGE sql
+AS $function$
+    SELECT * FROM sluice.enqueue_jobs(p_tenant, p_job_type, p_payload, p_priority,
+                                      p_delay_us, p_at, p_max_attempts, p_idempotency_key,
+                                      p_key_scope, p_default_max_payload, p_parent_id,
+                                      p_parent_seq, p_concurrency_key, NULL::int8[]);
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[])
+ RETURNS TABLE(problem text, problem_ord bigint, payload_size bigint, payload_limit bigint, ids bigint[], dup_ords bigint[], dup_holders bigint[])
+ LANGUAGE sql
+AS $function$
+    SELECT * FROM sluice.enqueue_jobs(p_tenant, p_job_type, p_payload, p_priority,
+                                      p_delay_us, p_at, p_max_attempts, p_idempotency_key,
+                                      p_key_scope, p_default_max_payload, p_parent_id,
+                                      p_parent_seq, NULL::text[], NULL::int8[]);
+$function$;
+
+COMMENT ON FUNCTION sluice.enqueue_jobs(text[], text[], bytea[], smallint[], bigint[], timestamptz[], integer[], text[], text[], bigint, bigint[], integer[], text[], bigint[]) IS
+    'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys, parents, concurrency keys, reserved ids and one wake-up notice. Used by the Rust enqueue, follow-up jobs, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql, 0014_follow_up_jobs.sql, 0024_flow_control.sql and 0027_durable_waits.sql.';
+COMMENT ON FUNCTION sluice.enqueue_jobs(text[], text[], bytea[], smallint[], bigint[], timestamptz[], integer[], text[], text[], bigint, bigint[], integer[], text[]) IS
+    'sluice.enqueue_jobs(...) without reserved ids (the form of migration 0024). See migrations/0027_durable_waits.sql.';

@@ -1244,10 +1244,20 @@ AS $function$
     SELECT * FROM sluice.enqueue_jobs(p_tenant, p_job_type, p_payload, p_priority,
                                       p_delay_us, p_at, p_max_attempts, p_idempotency_key,
                                       p_key_scope, p_default_max_payload, p_parent_id,
-                                      p_parent_seq, NULL::text[]);
+                                      p_parent_seq, NULL::text[], NULL::int8[]);
 $function$;
 
 CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[])
+ RETURNS TABLE(problem text, problem_ord bigint, payload_size bigint, payload_limit bigint, ids bigint[], dup_ords bigint[], dup_holders bigint[])
+ LANGUAGE sql
+AS $function$
+    SELECT * FROM sluice.enqueue_jobs(p_tenant, p_job_type, p_payload, p_priority,
+                                      p_delay_us, p_at, p_max_attempts, p_idempotency_key,
+                                      p_key_scope, p_default_max_payload, p_parent_id,
+                                      p_parent_seq, p_concurrency_key, NULL::int8[]);
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[], p_id bigint[])
  RETURNS TABLE(problem text, problem_ord bigint, payload_size bigint, payload_limit bigint, ids bigint[], dup_ords bigint[], dup_holders bigint[])
  LANGUAGE plpgsql
 AS $function$
@@ -1284,8 +1294,8 @@ BEGIN
             LIMIT 1
         ),
         new_ids AS (
-            SELECT array_agg(nextval('sluice.jobs_id_seq')) AS a
-            FROM generate_series(1, cardinality(p_tenant))
+            SELECT array_agg(coalesce(p_id[g.i], nextval('sluice.jobs_id_seq'))) AS a
+            FROM generate_series(1, cardinality(p_tenant)) AS g(i)
             WHERE NOT EXISTS (SELECT 1 FROM first_problem)
             HAVING count(*) > 0
         ),
@@ -1357,8 +1367,8 @@ BEGIN
             LIMIT 1
         ),
         new_ids AS (
-            SELECT array_agg(nextval('sluice.jobs_id_seq')) AS a
-            FROM generate_series(1, cardinality(p_tenant))
+            SELECT array_agg(coalesce(p_id[g.i], nextval('sluice.jobs_id_seq'))) AS a
+            FROM generate_series(1, cardinality(p_tenant)) AS g(i)
             WHERE NOT EXISTS (SELECT 1 FROM first_problem)
             HAVING count(*) > 0
         ),
@@ -1804,7 +1814,8 @@ COMMENT ON COLUMN sluice.tenants.max_journal_bytes IS 'Cap on one durable job''s
 COMMENT ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text, concurrency_key text) IS 'Enqueue one Sluice job inside the caller''s transaction; returns the job id (the existing one for a duplicate idempotency key). See docs/enqueue-from-sql.md.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint) IS 'sluice.enqueue_jobs(...) for jobs without a parent (the form of migration 0011). See migrations/0014_follow_up_jobs.sql.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[]) IS 'sluice.enqueue_jobs(...) without concurrency keys (the form of migration 0014). See migrations/0024_flow_control.sql.';
-COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[]) IS 'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys, parents, concurrency keys and one wake-up notice. Used by the Rust enqueue, follow-up jobs, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql, 0014_follow_up_jobs.sql and 0024_flow_control.sql.';
+COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[]) IS 'sluice.enqueue_jobs(...) without reserved ids (the form of migration 0024). See migrations/0027_durable_waits.sql.';
+COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[], p_id bigint[]) IS 'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys, parents, concurrency keys, reserved ids and one wake-up notice. Used by the Rust enqueue, follow-up jobs, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql, 0014_follow_up_jobs.sql, 0024_flow_control.sql and 0027_durable_waits.sql.';
 COMMENT ON FUNCTION sluice.payload_jsonb(p bytea) IS 'A job payload read as JSON, or NULL when the bytes are not UTF-8 JSON. See migrations/0019_ui_sessions.sql.';
 COMMENT ON FUNCTION sluice.send_event(tenant text, event_type text, payload jsonb, idempotency_key text) IS 'Send a webhook event inside the caller''s transaction: one delivery job per matching, enabled endpoint of the tenant (the transactional outbox). Returns the event id. See docs/webhooks.md.';
 COMMENT ON FUNCTION sluice.signal(job_id bigint, name text, payload jsonb) IS 'Send a signal to a job inside the caller''s transaction; wakes the job when it waits for that name (returns true then). See migrations/0027_durable_waits.sql and docs/durable.md.';

@@ -25,6 +25,7 @@
 
 mod admin;
 mod attempt_logs;
+mod children;
 mod components;
 mod connect;
 mod depth;
@@ -77,6 +78,7 @@ pub use admin::{
     AttemptRecord, CancelResult, JobFilter, JobRecord, JobSummary, MAX_CHILDREN_SHOWN,
 };
 pub use attempt_logs::{AttemptLog, AttemptLogRecord, dropped_line};
+pub use children::{ChildOutcome, MAX_RESERVED_IDS};
 pub use components::{ComponentRecord, NewComponent};
 pub use enqueue::{Enqueued, NewJob, Parent, RunAt};
 pub use error::{LiveWorker, StoreError};

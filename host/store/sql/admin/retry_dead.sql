@@ -25,7 +25,8 @@ chosen AS (
 ),
 moved AS (
     UPDATE sluice.jobs j
-    SET state = 'pending', attempt = 0, run_at = now(), finished_at = NULL, updated_at = now()
+    SET state = 'pending', attempt = 0, snoozes = 0, run_at = now(), finished_at = NULL,
+        updated_at = now()
     FROM chosen c
     WHERE j.id = c.id AND j.state = 'dead'
     RETURNING j.id

@@ -27,7 +27,8 @@ chosen AS (
 ),
 moved AS (
     UPDATE sluice.jobs j
-    SET state = 'pending', attempt = 0, run_at = now(), finished_at = NULL, updated_at = now()
+    SET state = 'pending', attempt = 0, snoozes = 0, run_at = now(), finished_at = NULL,
+        updated_at = now()
     FROM chosen c
     WHERE j.id = c.id AND j.tenant = $2 AND j.state IN ('dead', 'cancelled')
     RETURNING j.id

@@ -6,6 +6,7 @@ mod admin;
 mod attempt_logs;
 mod batch;
 mod bulk;
+mod children;
 mod claim;
 mod common;
 mod components;
