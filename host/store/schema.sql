@@ -17,7 +17,7 @@ CREATE SCHEMA sluice;
 
 -- Enums
 -- -----
-CREATE TYPE sluice.job_state AS ENUM ('pending', 'running', 'completed', 'dead', 'cancelled');
+CREATE TYPE sluice.job_state AS ENUM ('pending', 'running', 'waiting', 'completed', 'dead', 'cancelled');
 CREATE TYPE sluice.key_scope AS ENUM ('retained', 'unfinished');
 
 
@@ -29,6 +29,7 @@ CREATE SEQUENCE sluice.components_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 
 CREATE SEQUENCE sluice.flow_keys_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.flow_keys.id;
 CREATE SEQUENCE sluice.jobs_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.jobs.id;
 CREATE SEQUENCE sluice.schedules_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.schedules.id;
+CREATE SEQUENCE sluice.signals_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.signals.id;
 CREATE SEQUENCE sluice.ui_sessions_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.ui_sessions.id;
 CREATE SEQUENCE sluice.webhook_endpoints_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.webhook_endpoints.id;
 CREATE SEQUENCE sluice.webhook_events_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 NO CYCLE OWNED BY sluice.webhook_events.id;
@@ -69,7 +70,7 @@ CREATE TABLE sluice.attempt_history (
     CONSTRAINT job_attempts_fuel_used_check CHECK ((fuel_used >= 0)),
     CONSTRAINT job_attempts_job_id_fkey FOREIGN KEY (job_id) REFERENCES sluice.jobs(id) ON DELETE CASCADE,
     CONSTRAINT job_attempts_outcome_iff_finished CHECK (((outcome IS NULL) = (finished_at IS NULL))),
-    CONSTRAINT job_attempts_outcome_known CHECK ((outcome = ANY (ARRAY['completed'::text, 'retry'::text, 'dead'::text, 'released'::text, 'lease_expired'::text, 'cancelled'::text]))),
+    CONSTRAINT job_attempts_outcome_known CHECK ((outcome = ANY (ARRAY['completed'::text, 'retry'::text, 'dead'::text, 'released'::text, 'lease_expired'::text, 'cancelled'::text, 'suspended'::text]))),
     CONSTRAINT job_attempts_pkey PRIMARY KEY (id)
 ) WITH (
     autovacuum_analyze_scale_factor=0.02,
@@ -218,6 +219,9 @@ CREATE TABLE sluice.jobs (
     parent_id bigint,
     parent_seq integer,
     flow_key text,
+    waiting_for text,
+    awaited bigint[],
+    snoozes integer DEFAULT 0 NOT NULL,
     CONSTRAINT jobs_attempt_fuel_nonnegative CHECK ((attempt_fuel >= 0)),
     CONSTRAINT jobs_attempt_on_row CHECK ((((attempt_id IS NULL) = (attempt_started_at IS NULL)) AND ((attempt_id IS NULL) = (attempt_worker IS NULL)) AND
 CASE state
@@ -226,6 +230,7 @@ CASE state
     ELSE (attempt_id IS NULL)
 END)),
     CONSTRAINT jobs_attempt_range CHECK (((attempt >= 0) AND (attempt <= max_attempts))),
+    CONSTRAINT jobs_awaited_no_nulls CHECK ((array_position(awaited, NULL::bigint) IS NULL)),
     CONSTRAINT jobs_cancel_requested_only_running CHECK (((NOT cancel_requested) OR (state = 'running'::sluice.job_state))),
     CONSTRAINT jobs_finished_at_iff_terminal CHECK (((finished_at IS NOT NULL) = (state = ANY (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state])))),
     CONSTRAINT jobs_flow_key_length CHECK ((char_length(flow_key) <= 255)),
@@ -237,7 +242,10 @@ END)),
     CONSTRAINT jobs_parent_seq_nonnegative CHECK ((parent_seq >= 0)),
     CONSTRAINT jobs_pending_has_attempt_left CHECK (((state <> 'pending'::sluice.job_state) OR (attempt < max_attempts))),
     CONSTRAINT jobs_pkey PRIMARY KEY (id),
-    CONSTRAINT jobs_run_at_range CHECK (((run_at >= '1970-01-01 00:00:00+00'::timestamp with time zone) AND (run_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)))
+    CONSTRAINT jobs_run_at_range CHECK (((run_at >= '1970-01-01 00:00:00+00'::timestamp with time zone) AND (run_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))),
+    CONSTRAINT jobs_snoozes_nonnegative CHECK ((snoozes >= 0)),
+    CONSTRAINT jobs_wait_only_waiting CHECK (((state = 'waiting'::sluice.job_state) OR ((waiting_for IS NULL) AND (awaited IS NULL)))),
+    CONSTRAINT jobs_waiting_for_length CHECK (((char_length(waiting_for) >= 1) AND (char_length(waiting_for) <= 128)))
 ) WITH (
     autovacuum_analyze_scale_factor=0.02,
     autovacuum_vacuum_cost_delay=1,
@@ -337,6 +345,18 @@ CREATE TABLE sluice.secrets (
     CONSTRAINT secrets_pkey PRIMARY KEY (tenant, name),
     CONSTRAINT secrets_size_range CHECK (((size >= 0) AND (size <= 65536))),
     CONSTRAINT secrets_tenant_fkey FOREIGN KEY (tenant) REFERENCES sluice.tenants(id) ON DELETE CASCADE
+);
+
+CREATE TABLE sluice.signals (
+    id bigint DEFAULT nextval('sluice.signals_id_seq'::regclass) NOT NULL,
+    job_id bigint NOT NULL,
+    name text NOT NULL,
+    payload jsonb,
+    sent_at timestamp with time zone DEFAULT now() NOT NULL,
+    consumed_seq integer,
+    CONSTRAINT signals_consumed_seq_check CHECK ((consumed_seq >= 0)),
+    CONSTRAINT signals_name_length CHECK (((char_length(name) >= 1) AND (char_length(name) <= 128))),
+    CONSTRAINT signals_pkey PRIMARY KEY (id)
 );
 
 CREATE TABLE sluice.tenants (
@@ -500,10 +520,11 @@ CREATE INDEX jobs_claim_idx ON sluice.jobs USING btree (priority DESC, run_at, i
 CREATE INDEX jobs_claim_tenant_idx ON sluice.jobs USING btree (tenant, priority DESC, run_at, id) WHERE ((state = 'pending'::sluice.job_state) AND (flow_key IS NULL));
 CREATE INDEX jobs_finished_idx ON sluice.jobs USING btree (state, finished_at) WHERE (state = ANY (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state]));
 CREATE INDEX jobs_flow_idx ON sluice.jobs USING btree (tenant, job_type, flow_key, priority DESC, run_at, id) WHERE ((state = 'pending'::sluice.job_state) AND (flow_key IS NOT NULL));
-CREATE UNIQUE INDEX jobs_idempotency_key_uidx ON sluice.jobs USING btree (tenant, idempotency_key) WHERE ((idempotency_key IS NOT NULL) AND ((key_scope = 'retained'::sluice.key_scope) OR (state = ANY (ARRAY['pending'::sluice.job_state, 'running'::sluice.job_state]))));
+CREATE UNIQUE INDEX jobs_idempotency_key_uidx ON sluice.jobs USING btree (tenant, idempotency_key) WHERE ((idempotency_key IS NOT NULL) AND ((key_scope = 'retained'::sluice.key_scope) OR (state = ANY (ARRAY['pending'::sluice.job_state, 'running'::sluice.job_state, 'waiting'::sluice.job_state]))));
 CREATE UNIQUE INDEX jobs_parent_uidx ON sluice.jobs USING btree (parent_id, parent_seq) WHERE (parent_id IS NOT NULL);
 CREATE UNIQUE INDEX jobs_pkey ON sluice.jobs USING btree (id);
 CREATE INDEX jobs_running_idx ON sluice.jobs USING btree (tenant, locked_until) WHERE (state = 'running'::sluice.job_state);
+CREATE INDEX jobs_waiting_idx ON sluice.jobs USING btree (run_at) WHERE (state = 'waiting'::sluice.job_state);
 CREATE UNIQUE INDEX journal_pkey ON sluice.journal USING btree (job_id, seq);
 CREATE UNIQUE INDEX journal_heads_pkey ON sluice.journal_heads USING btree (job_id);
 CREATE UNIQUE INDEX maintenance_runs_pkey ON sluice.maintenance_runs USING btree (task);
@@ -514,6 +535,8 @@ CREATE UNIQUE INDEX schedules_pkey ON sluice.schedules USING btree (id);
 CREATE UNIQUE INDEX schedules_tenant_name_key ON sluice.schedules USING btree (tenant, name);
 CREATE INDEX secrets_key_id_idx ON sluice.secrets USING btree (key_id);
 CREATE UNIQUE INDEX secrets_pkey ON sluice.secrets USING btree (tenant, name);
+CREATE INDEX signals_job_idx ON sluice.signals USING btree (job_id, name, id);
+CREATE UNIQUE INDEX signals_pkey ON sluice.signals USING btree (id);
 CREATE INDEX tenants_paused_idx ON sluice.tenants USING btree (id) WHERE paused;
 CREATE UNIQUE INDEX tenants_pkey ON sluice.tenants USING btree (id);
 CREATE INDEX ui_sessions_expires_at_idx ON sluice.ui_sessions USING btree (expires_at);
@@ -1221,10 +1244,20 @@ AS $function$
     SELECT * FROM sluice.enqueue_jobs(p_tenant, p_job_type, p_payload, p_priority,
                                       p_delay_us, p_at, p_max_attempts, p_idempotency_key,
                                       p_key_scope, p_default_max_payload, p_parent_id,
-                                      p_parent_seq, NULL::text[]);
+                                      p_parent_seq, NULL::text[], NULL::int8[]);
 $function$;
 
 CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[])
+ RETURNS TABLE(problem text, problem_ord bigint, payload_size bigint, payload_limit bigint, ids bigint[], dup_ords bigint[], dup_holders bigint[])
+ LANGUAGE sql
+AS $function$
+    SELECT * FROM sluice.enqueue_jobs(p_tenant, p_job_type, p_payload, p_priority,
+                                      p_delay_us, p_at, p_max_attempts, p_idempotency_key,
+                                      p_key_scope, p_default_max_payload, p_parent_id,
+                                      p_parent_seq, p_concurrency_key, NULL::int8[]);
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[], p_id bigint[])
  RETURNS TABLE(problem text, problem_ord bigint, payload_size bigint, payload_limit bigint, ids bigint[], dup_ords bigint[], dup_holders bigint[])
  LANGUAGE plpgsql
 AS $function$
@@ -1261,8 +1294,8 @@ BEGIN
             LIMIT 1
         ),
         new_ids AS (
-            SELECT array_agg(nextval('sluice.jobs_id_seq')) AS a
-            FROM generate_series(1, cardinality(p_tenant))
+            SELECT array_agg(coalesce(p_id[g.i], nextval('sluice.jobs_id_seq'))) AS a
+            FROM generate_series(1, cardinality(p_tenant)) AS g(i)
             WHERE NOT EXISTS (SELECT 1 FROM first_problem)
             HAVING count(*) > 0
         ),
@@ -1334,8 +1367,8 @@ BEGIN
             LIMIT 1
         ),
         new_ids AS (
-            SELECT array_agg(nextval('sluice.jobs_id_seq')) AS a
-            FROM generate_series(1, cardinality(p_tenant))
+            SELECT array_agg(coalesce(p_id[g.i], nextval('sluice.jobs_id_seq'))) AS a
+            FROM generate_series(1, cardinality(p_tenant)) AS g(i)
             WHERE NOT EXISTS (SELECT 1 FROM first_problem)
             HAVING count(*) > 0
         ),
@@ -1396,7 +1429,7 @@ BEGIN
             SELECT u.ord,
                    (SELECT j.id FROM sluice.jobs j
                     WHERE j.tenant = u.tenant AND j.idempotency_key = u.idempotency_key
-                      AND (j.key_scope = 'retained' OR j.state IN ('pending', 'running'))) AS holder
+                      AND (j.key_scope = 'retained' OR j.state IN ('pending', 'running', 'waiting'))) AS holder
             FROM (SELECT unnest(n.a) AS id, unnest(p_tenant) AS tenant,
                          unnest(p_idempotency_key) AS idempotency_key,
                          generate_series(1::int8, cardinality(n.a)) AS ord
@@ -1632,6 +1665,54 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION sluice.signal(job_id bigint, name text, payload jsonb DEFAULT NULL::jsonb)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+#variable_conflict use_variable
+DECLARE
+    v_state       sluice.job_state;
+    v_waiting_for text;
+BEGIN
+    IF signal.job_id IS NULL THEN
+        RAISE EXCEPTION 'invalid job_id: must not be NULL'
+            USING ERRCODE = 'invalid_parameter_value', COLUMN = 'job_id';
+    END IF;
+    IF signal.name IS NULL OR char_length(signal.name) NOT BETWEEN 1 AND 128 THEN
+        RAISE EXCEPTION 'invalid name: a signal name must be 1 to 128 characters, got %',
+                coalesce(char_length(signal.name)::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', COLUMN = 'name';
+    END IF;
+    -- The row lock serialises this with the suspension statement (see the file's top).
+    SELECT j.state, j.waiting_for INTO v_state, v_waiting_for
+    FROM sluice.jobs j WHERE j.id = signal.job_id
+    FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'job % not found', signal.job_id
+            USING ERRCODE = 'no_data_found', COLUMN = 'job_id';
+    END IF;
+    IF v_state IN ('completed', 'dead', 'cancelled') THEN
+        RAISE EXCEPTION 'job % is %: a finished job takes no signals', signal.job_id, v_state
+            USING ERRCODE = 'object_not_in_prerequisite_state', COLUMN = 'job_id',
+                  DETAIL = v_state::text;
+    END IF;
+    INSERT INTO sluice.signals AS s (job_id, name, payload)
+    VALUES (signal.job_id, signal.name, signal.payload);
+    IF v_state = 'waiting' AND v_waiting_for = signal.name THEN
+        UPDATE sluice.jobs j
+        SET state = 'pending', run_at = now(), waiting_for = NULL, awaited = NULL,
+            updated_at = now()
+        WHERE j.id = signal.job_id;
+        PERFORM pg_notify('sluice_jobs', '');
+        RETURN true;
+    END IF;
+    RETURN false;
+END
+$function$;
+REVOKE EXECUTE ON FUNCTION sluice.signal(job_id bigint, name text, payload jsonb) FROM PUBLIC;
+
 CREATE OR REPLACE FUNCTION sluice.webhook_body(p_id bigint, p_type text, p_payload jsonb)
  RETURNS bytea
  LANGUAGE sql
@@ -1733,12 +1814,15 @@ COMMENT ON COLUMN sluice.tenants.max_journal_bytes IS 'Cap on one durable job''s
 COMMENT ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text, concurrency_key text) IS 'Enqueue one Sluice job inside the caller''s transaction; returns the job id (the existing one for a duplicate idempotency key). See docs/enqueue-from-sql.md.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint) IS 'sluice.enqueue_jobs(...) for jobs without a parent (the form of migration 0011). See migrations/0014_follow_up_jobs.sql.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[]) IS 'sluice.enqueue_jobs(...) without concurrency keys (the form of migration 0014). See migrations/0024_flow_control.sql.';
-COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[]) IS 'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys, parents, concurrency keys and one wake-up notice. Used by the Rust enqueue, follow-up jobs, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql, 0014_follow_up_jobs.sql and 0024_flow_control.sql.';
+COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[]) IS 'sluice.enqueue_jobs(...) without reserved ids (the form of migration 0024). See migrations/0027_durable_waits.sql.';
+COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[], p_id bigint[]) IS 'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys, parents, concurrency keys, reserved ids and one wake-up notice. Used by the Rust enqueue, follow-up jobs, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql, 0014_follow_up_jobs.sql, 0024_flow_control.sql and 0027_durable_waits.sql.';
 COMMENT ON FUNCTION sluice.payload_jsonb(p bytea) IS 'A job payload read as JSON, or NULL when the bytes are not UTF-8 JSON. See migrations/0019_ui_sessions.sql.';
 COMMENT ON FUNCTION sluice.send_event(tenant text, event_type text, payload jsonb, idempotency_key text) IS 'Send a webhook event inside the caller''s transaction: one delivery job per matching, enabled endpoint of the tenant (the transactional outbox). Returns the event id. See docs/webhooks.md.';
+COMMENT ON FUNCTION sluice.signal(job_id bigint, name text, payload jsonb) IS 'Send a signal to a job inside the caller''s transaction; wakes the job when it waits for that name (returns true then). See migrations/0027_durable_waits.sql and docs/durable.md.';
 COMMENT ON TABLE sluice.attempt_logs IS 'The captured log of each attempt that produced output, masked and capped; deleted with its job.';
 COMMENT ON TABLE sluice.flow_keys IS 'One row per (tenant, job type, concurrency key) in the flow lane: its running jobs, token bucket and when the claim should look at it next (NULL: at its limit or idle). See migrations/0024_flow_control.sql and docs/flow-control.md.';
 COMMENT ON TABLE sluice.journal IS 'The host calls a durable job''s guest observed, in order; deleted with its job.';
 COMMENT ON TABLE sluice.journal_heads IS 'Per durable job: the pinned component and the journal''s size; deleted with its job.';
+COMMENT ON TABLE sluice.signals IS 'Signals sent to jobs (sluice.signal), kept until an await-signal call takes them (consumed_seq); deleted with their job. See migrations/0027_durable_waits.sql.';
 COMMENT ON TABLE sluice.ui_sessions IS 'Dashboard sign-ins: the SHA-256 of each cookie secret, the identity it was made from and the tenant it acts for.';
 COMMENT ON VIEW sluice.job_attempts IS 'Every attempt of every job: the history table plus the attempt a running or completed job holds on its row.';

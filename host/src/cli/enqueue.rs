@@ -101,6 +101,7 @@ pub async fn run(
         },
         parent: None,
         concurrency_key: args.concurrency_key.clone(),
+        id: None,
     };
     if let Some(path) = &args.bulk {
         return enqueue_bulk(store, printer, template, path).await;

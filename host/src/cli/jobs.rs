@@ -70,6 +70,7 @@ pub enum JobsCommand {
 pub enum StateArg {
     Pending,
     Running,
+    Waiting,
     Completed,
     Dead,
     Cancelled,
@@ -80,6 +81,7 @@ impl From<StateArg> for JobState {
         match state {
             StateArg::Pending => JobState::Pending,
             StateArg::Running => JobState::Running,
+            StateArg::Waiting => JobState::Waiting,
             StateArg::Completed => JobState::Completed,
             StateArg::Dead => JobState::Dead,
             StateArg::Cancelled => JobState::Cancelled,

@@ -41,13 +41,14 @@ fn render(stats: &Stats) -> String {
         .map_or("all tenants".to_owned(), |id| format!("tenant `{id}`"));
     let mut out = format!(
         "{scope}, as of {}\n\
-         ready {}  scheduled {}  running {}  completed {}  dead {}  cancelled {}\n\
+         ready {}  scheduled {}  running {}  waiting {}  completed {}  dead {}  cancelled {}\n\
          oldest ready job waiting: {}\n\
          lease expirations in the last hour: {}\n\n",
         stats.as_of.format("%Y-%m-%d %H:%M:%S UTC"),
         t.ready,
         t.pending - t.ready,
         t.running,
+        t.waiting,
         t.completed,
         t.dead,
         t.cancelled,
@@ -60,6 +61,7 @@ fn render(stats: &Stats) -> String {
         "ready",
         "scheduled",
         "running",
+        "waiting",
         "completed",
         "dead",
         "cancelled",
@@ -84,6 +86,7 @@ fn render(stats: &Stats) -> String {
                 c.ready.to_string(),
                 (c.pending - c.ready).to_string(),
                 c.running.to_string(),
+                c.waiting.to_string(),
                 c.completed.to_string(),
                 c.dead.to_string(),
                 c.cancelled.to_string(),

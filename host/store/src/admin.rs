@@ -14,7 +14,7 @@ use crate::{Store, StoreError, text};
 /// What `cancel` did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CancelResult {
-    /// The job was pending and is now cancelled.
+    /// The job was pending or waiting and is now cancelled.
     Cancelled,
     /// The job is running: its worker was notified (channel `sluice_cancel`, and via
     /// heartbeat) and will interrupt it and mark it cancelled.
@@ -74,6 +74,13 @@ pub struct JobRecord {
     pub children_count: i64,
     /// Its concurrency key (docs/flow-control.md), if any.
     pub concurrency_key: Option<String>,
+    /// The signal name it waits for; `Some` only while `waiting` (an await-signal).
+    pub waiting_for: Option<String>,
+    /// The job ids it waits for; `Some` only while `waiting` (an await-jobs).
+    pub awaited: Option<Vec<i64>>,
+    /// How many times it snoozed so far (flow.snooze; bounded by the type's
+    /// `--max-snoozes`). A waiting job's wake-up time is `run_at`.
+    pub snoozes: i32,
     /// Why it is pending though due, when a flow control holds it back.
     #[sqlx(skip)]
     pub held: Option<crate::Held>,
@@ -203,7 +210,7 @@ const LIST_SELECT: &str = include_str!("../sql/admin/list_jobs.sql");
 const ATTEMPTS: &str = include_str!("../sql/admin/attempts.sql");
 
 impl Store {
-    /// Cancels a pending job at once, or asks a running one's worker to stop. Terminal
+    /// Cancels a pending or waiting job at once, or asks a running one's worker to stop. Terminal
     /// jobs are refused with `IllegalTransition`. `tenant: Some` scopes the lookup.
     #[tracing::instrument(name = "store.cancel", level = "debug", skip_all, fields(id))]
     pub async fn cancel(&self, tenant: Option<&str>, id: i64) -> Result<CancelResult, StoreError> {
@@ -218,7 +225,7 @@ impl Store {
             .await?;
         match row {
             None => Err(StoreError::job_not_found(id)),
-            Some((JobState::Pending, true, _)) => Ok(CancelResult::Cancelled),
+            Some((JobState::Pending | JobState::Waiting, true, _)) => Ok(CancelResult::Cancelled),
             Some((JobState::Running, true, _)) => Ok(CancelResult::CancelRequested),
             Some((state, _, _)) => Err(StoreError::IllegalTransition {
                 id,

@@ -57,6 +57,9 @@ pub struct NewJob {
     /// At most the type's `max_running_per_key` jobs with the same (tenant, type, key)
     /// run at once, fleet-wide (docs/flow-control.md); 1 to 255 characters.
     pub concurrency_key: Option<String>,
+    /// The job's id when it was reserved beforehand (`Store::reserve_job_ids`: a
+    /// follow-up job whose id the guest got when it asked); `None` draws a new one.
+    pub id: Option<i64>,
 }
 
 /// Where a follow-up job came from: its parent job and its place (0, 1, ...) among the
@@ -87,6 +90,7 @@ impl NewJob {
             key_scope: KeyScope::Retained,
             parent: None,
             concurrency_key: None,
+            id: None,
         }
     }
 
@@ -140,6 +144,8 @@ const MAX_KEY_ROUNDS: usize = 16;
 const ENQUEUE_JOBS: &str = include_str!("../sql/enqueue/enqueue_jobs.sql");
 /// The same with concurrency keys (migration 0024), for batches that carry one.
 const ENQUEUE_KEYED_JOBS: &str = include_str!("../sql/enqueue/enqueue_keyed_jobs.sql");
+/// The same with reserved ids (migration 0027), for batches that carry one.
+const ENQUEUE_RESERVED_JOBS: &str = include_str!("../sql/enqueue/enqueue_reserved_jobs.sql");
 
 /// The single result row of `sluice.enqueue_jobs(...)`.
 #[derive(sqlx::FromRow)]
@@ -207,6 +213,14 @@ fn validate(job: &NewJob) -> Result<(), StoreError> {
             });
         }
         text::check("concurrency_key", key)?;
+    }
+    if let Some(id) = job.id
+        && id < 1
+    {
+        return Err(StoreError::InvalidInput {
+            field: "id",
+            message: format!("a reserved job id is positive, got {id}"),
+        });
     }
     match job.run_at {
         RunAt::Now => {}
@@ -382,9 +396,13 @@ impl Store {
         let concurrency_key: Option<Vec<Option<&str>>> = rows()
             .any(|j| j.concurrency_key.is_some())
             .then(|| rows().map(|j| j.concurrency_key.as_deref()).collect());
-        let statement = match concurrency_key {
-            Some(_) => ENQUEUE_KEYED_JOBS,
-            None => ENQUEUE_JOBS,
+        let reserved: Option<Vec<Option<i64>>> = rows()
+            .any(|j| j.id.is_some())
+            .then(|| rows().map(|j| j.id).collect());
+        let statement = match (&reserved, &concurrency_key) {
+            (Some(_), _) => ENQUEUE_RESERVED_JOBS,
+            (None, Some(_)) => ENQUEUE_KEYED_JOBS,
+            (None, None) => ENQUEUE_JOBS,
         };
         let query = sqlx::query_as(statement)
             .bind(tenant)
@@ -399,9 +417,10 @@ impl Store {
             .bind(self.default_max_payload_bytes)
             .bind(parent_id)
             .bind(parent_seq);
-        let query = match concurrency_key {
-            Some(keys) => query.bind(keys),
-            None => query,
+        let query = match (reserved, concurrency_key) {
+            (Some(ids), keys) => query.bind(keys).bind(ids),
+            (None, Some(keys)) => query.bind(keys),
+            (None, None) => query,
         };
         let row: EnqueueRow = query.fetch_one(conn).await?;
         Ok(row)

@@ -104,7 +104,7 @@ impl Store {
 
 /// Sends the events that completions asked for (children of type [`EVENT_JOB_TYPE`]),
 /// in the completions' transaction; the first failure names its parent.
-async fn send_events(
+pub(crate) async fn send_events(
     tx: &mut sqlx::PgConnection,
     events: &[NewJob],
 ) -> Result<(), (i64, StoreError)> {

@@ -25,6 +25,7 @@
 
 mod admin;
 mod attempt_logs;
+mod children;
 mod components;
 mod connect;
 mod depth;
@@ -48,6 +49,7 @@ mod schema;
 mod sealed;
 mod secrets;
 mod stats;
+mod suspend;
 mod tenants;
 #[cfg(feature = "testkit")]
 pub mod testkit;
@@ -57,6 +59,7 @@ mod tokens;
 mod types;
 mod ui_sessions;
 mod validate;
+mod waits;
 mod webhook_deliveries;
 mod webhook_rules;
 mod webhooks;
@@ -75,6 +78,7 @@ pub use admin::{
     AttemptRecord, CancelResult, JobFilter, JobRecord, JobSummary, MAX_CHILDREN_SHOWN,
 };
 pub use attempt_logs::{AttemptLog, AttemptLogRecord, dropped_line};
+pub use children::{ChildOutcome, MAX_RESERVED_IDS};
 pub use components::{ComponentRecord, NewComponent};
 pub use enqueue::{Enqueued, NewJob, Parent, RunAt};
 pub use error::{LiveWorker, StoreError};
@@ -99,6 +103,7 @@ pub use schedules::{
 pub use sealed::{ResealedRow, SealedCount, SealedKind, SealedRow, SealedRowKey};
 pub use secrets::{MAX_SECRET_BYTES, Resealed, SealedSecret, SecretInfo, check_secret_value};
 pub use stats::{HeldCounts, StateCounts, Stats, TypeStats};
+pub use suspend::{MAX_AWAITED_JOBS, MAX_SIGNAL_NAME_CHARS, Suspended, Suspension, Wake};
 pub use tenants::{TenantLimits, TenantRecord};
 pub use text::json_nul_at;
 pub use time_range::{MAX_DELAY, RUN_AT_MAX, RUN_AT_MIN};

@@ -45,6 +45,8 @@ pub struct StateCounts {
     pub ready: i64,
     /// Jobs held by a worker under a lease.
     pub running: i64,
+    /// Durable jobs suspended until a time, a signal or their children (no slot held).
+    pub waiting: i64,
     /// Completed jobs not yet pruned by retention.
     pub completed: i64,
     /// Dead jobs (attempts used up, or failed fatally) not yet pruned.
@@ -59,6 +61,7 @@ impl StateCounts {
         match state {
             JobState::Pending => self.pending,
             JobState::Running => self.running,
+            JobState::Waiting => self.waiting,
             JobState::Completed => self.completed,
             JobState::Dead => self.dead,
             JobState::Cancelled => self.cancelled,
@@ -69,6 +72,7 @@ impl StateCounts {
         self.pending += other.pending;
         self.ready += other.ready;
         self.running += other.running;
+        self.waiting += other.waiting;
         self.completed += other.completed;
         self.dead += other.dead;
         self.cancelled += other.cancelled;
@@ -123,6 +127,7 @@ struct StatsRow {
     pending: i64,
     ready: i64,
     running: i64,
+    waiting: i64,
     completed: i64,
     dead: i64,
     cancelled: i64,
@@ -171,6 +176,7 @@ impl Stats {
                     pending: row.pending,
                     ready: row.ready,
                     running: row.running,
+                    waiting: row.waiting,
                     completed: row.completed,
                     dead: row.dead,
                     cancelled: row.cancelled,

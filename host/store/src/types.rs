@@ -16,6 +16,10 @@ pub enum JobState {
     Pending,
     /// Claimed by a worker that holds a lease.
     Running,
+    /// A durable job that suspended its run (a long sleep, an awaited signal, awaited
+    /// follow-up jobs): no lease, no slot, not claimable until woken (`run_at`, a signal,
+    /// its children finishing), and not finished.
+    Waiting,
     /// Finished successfully (terminal).
     Completed,
     /// Failed for good: attempts used up, a fatal error, or an expired lease on the last
@@ -27,9 +31,10 @@ pub enum JobState {
 
 impl JobState {
     /// All states, in lifecycle order.
-    pub const ALL: [JobState; 5] = [
+    pub const ALL: [JobState; 6] = [
         JobState::Pending,
         JobState::Running,
+        JobState::Waiting,
         JobState::Completed,
         JobState::Dead,
         JobState::Cancelled,
@@ -40,6 +45,7 @@ impl JobState {
         match self {
             JobState::Pending => "pending",
             JobState::Running => "running",
+            JobState::Waiting => "waiting",
             JobState::Completed => "completed",
             JobState::Dead => "dead",
             JobState::Cancelled => "cancelled",
@@ -68,7 +74,7 @@ impl std::str::FromStr for JobState {
             .into_iter()
             .find(|st| st.as_str() == s)
             .ok_or_else(|| {
-                format!("unknown job state {s:?}: expected pending, running, completed, dead or cancelled")
+                format!("unknown job state {s:?}: expected pending, running, waiting, completed, dead or cancelled")
             })
     }
 }
@@ -82,7 +88,7 @@ pub enum KeyScope {
     /// deletes it). "Charge order 42 once."
     #[default]
     Retained,
-    /// Taken only while the job is pending or running; freed when it completes, dies or
+    /// Taken only while the job is pending, running or waiting; freed when it completes, dies or
     /// is cancelled. "The nightly digest for user 7": one at a time.
     Unfinished,
 }
@@ -114,17 +120,21 @@ pub enum AttemptOutcome {
     LeaseExpired,
     /// The job was cancelled while this attempt ran.
     Cancelled,
+    /// The run suspended (a durable wait or a snooze) without spending the attempt; the
+    /// history row's error names the cause.
+    Suspended,
 }
 
 impl AttemptOutcome {
     /// Every outcome, in the order above.
-    pub const ALL: [AttemptOutcome; 6] = [
+    pub const ALL: [AttemptOutcome; 7] = [
         AttemptOutcome::Completed,
         AttemptOutcome::Retry,
         AttemptOutcome::Dead,
         AttemptOutcome::Released,
         AttemptOutcome::LeaseExpired,
         AttemptOutcome::Cancelled,
+        AttemptOutcome::Suspended,
     ];
 
     /// The value stored in `job_attempts.outcome`.
@@ -136,6 +146,7 @@ impl AttemptOutcome {
             AttemptOutcome::Released => "released",
             AttemptOutcome::LeaseExpired => "lease_expired",
             AttemptOutcome::Cancelled => "cancelled",
+            AttemptOutcome::Suspended => "suspended",
         }
     }
 }

@@ -24,6 +24,10 @@ pub struct StateCountsView {
     /// Jobs held by a worker under a lease.
     #[schema(minimum = 0)]
     pub running: i64,
+    /// Durable jobs suspended until a time, a signal or their follow-up jobs (no slot
+    /// held).
+    #[schema(minimum = 0)]
+    pub waiting: i64,
     /// Completed jobs not yet removed by retention.
     #[schema(minimum = 0)]
     pub completed: i64,
@@ -41,6 +45,7 @@ impl From<StateCounts> for StateCountsView {
             pending: c.pending,
             ready: c.ready,
             running: c.running,
+            waiting: c.waiting,
             completed: c.completed,
             dead: c.dead,
             cancelled: c.cancelled,

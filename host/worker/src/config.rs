@@ -128,7 +128,9 @@ impl WorkerSummary {
             Some(AttemptOutcome::Retry) => &mut self.retrying,
             Some(AttemptOutcome::Dead) => &mut self.dead,
             Some(AttemptOutcome::Cancelled) => &mut self.cancelled,
-            Some(AttemptOutcome::Released) => &mut self.released,
+            // A suspension gives the attempt back too (counted apart once the worker
+            // suspends runs: issue #43).
+            Some(AttemptOutcome::Released | AttemptOutcome::Suspended) => &mut self.released,
             // The worker never records an expiry; the reaper does.
             Some(AttemptOutcome::LeaseExpired) | None => &mut self.dropped,
         };

@@ -135,6 +135,7 @@ impl EnqueueRequest {
             key_scope: self.key_scope.unwrap_or_default(),
             parent: None,
             concurrency_key: self.concurrency_key,
+            id: None,
         })
     }
 }

@@ -63,7 +63,7 @@ impl Filter {
         let search = &mut self.search;
         match name {
             "state" => search.states.push(parse_state(value).ok_or_else(|| {
-                format!("{value:?} is not a state (pending, running, completed, dead, cancelled)")
+                format!("{value:?} is not a state (pending, running, waiting, completed, dead, cancelled)")
             })?),
             "type" => search.job_type = Some(value.to_owned()),
             "priority" => search.priority = Some(number(value)?),

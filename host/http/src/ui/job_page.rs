@@ -61,7 +61,10 @@ pub async fn page(
         .await
         .map_err(|e| store_error(&e))?;
     let title = format!("Job {id} · {}", job.job_type);
-    let live = matches!(job.state, JobState::Pending | JobState::Running);
+    let live = matches!(
+        job.state,
+        JobState::Pending | JobState::Running | JobState::Waiting
+    );
     let body = html! {
         p { "State " span #job-state class={ "state state-" (job.state.as_str()) } { (job.state.as_str()) }
             @if job.cancel_requested && job.state == JobState::Running { " " span.badge #cancel-requested { "cancel requested" } } }
@@ -112,8 +115,8 @@ fn journal_timeline(journal: &[JournalRecord]) -> Markup {
 
 fn actions(viewer: &Viewer, job: &JobRecord) -> Markup {
     let retry = matches!(job.state, JobState::Dead | JobState::Cancelled);
-    let cancel =
-        job.state == JobState::Pending || (job.state == JobState::Running && !job.cancel_requested);
+    let cancel = matches!(job.state, JobState::Pending | JobState::Waiting)
+        || (job.state == JobState::Running && !job.cancel_requested);
     html! {
         @if viewer.can_write() && (retry || cancel) {
             div.actions {

@@ -94,9 +94,10 @@ pub fn state_badge(state: JobState) -> Markup {
 }
 
 /// The job states, in lifecycle order (the filter's choices).
-pub const STATES: [JobState; 5] = [
+pub const STATES: [JobState; 6] = [
     JobState::Pending,
     JobState::Running,
+    JobState::Waiting,
     JobState::Completed,
     JobState::Dead,
     JobState::Cancelled,

@@ -57,6 +57,9 @@ families! {
     released: JobCounters = JobCounters::default(),
         "sluice_jobs_released",
         "Claimed jobs given back without using an attempt (shutdown, infrastructure failure)";
+    suspended: JobCounters = JobCounters::default(),
+        "sluice_jobs_suspended",
+        "Runs of durable jobs that suspended without using an attempt (a durable sleep, an awaited signal or jobs, a snooze)";
     follow_ups: JobCounters = JobCounters::default(),
         "sluice_follow_up_jobs",
         "Follow-up jobs written with their parent's completion, by the parent's tenant and type (one whose idempotency key was taken is counted, not created)";

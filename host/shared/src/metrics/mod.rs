@@ -197,6 +197,7 @@ impl Metrics {
             AttemptOutcome::Dead => &f.dead,
             AttemptOutcome::Cancelled => &f.cancelled,
             AttemptOutcome::Released => &f.released,
+            AttemptOutcome::Suspended => &f.suspended,
             AttemptOutcome::LeaseExpired => &f.lease_expirations,
         };
         counter.get_or_create(&labels).inc();
@@ -262,7 +263,7 @@ impl Metrics {
                 f.dead.get_or_create(&labels).inc()
             }
             JobState::Cancelled => f.cancelled.get_or_create(&labels).inc(),
-            JobState::Running | JobState::Completed => 0,
+            JobState::Running | JobState::Waiting | JobState::Completed => 0,
         };
     }
 

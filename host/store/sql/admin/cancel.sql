@@ -1,6 +1,7 @@
--- pending → cancelled, or running → cancel requested (docs/state-machine.md).
+-- pending | waiting → cancelled, or running → cancel requested (docs/state-machine.md).
 -- `target` locks the job (scoped to the tenant when given) and reports its state; only
--- pending and running rows change. A running job is flagged and its worker told with
+-- pending, waiting and running rows change (a waiting job is cancelled at once, like a
+-- pending one: it holds no lease; what it waited for is cleared). A running job is flagged and its worker told with
 -- NOTIFY (the payload is the job id). Returns the state found, whether it changed, and
 -- how many notices were sent.
 -- $1 job id (int8), $2 tenant or NULL for any (text), $3 cancel channel ('sluice_cancel').
@@ -11,15 +12,17 @@ WITH target AS (
 ),
 moved AS (
     UPDATE sluice.jobs j
-    SET state = CASE WHEN t.state = 'pending' THEN 'cancelled'::sluice.job_state
+    SET state = CASE WHEN t.state IN ('pending', 'waiting') THEN 'cancelled'::sluice.job_state
                      ELSE j.state END,
-        finished_at = CASE WHEN t.state = 'pending' THEN now() ELSE j.finished_at END,
-        last_error = CASE WHEN t.state = 'pending' THEN 'cancelled by operator'
+        finished_at = CASE WHEN t.state IN ('pending', 'waiting') THEN now()
+                           ELSE j.finished_at END,
+        last_error = CASE WHEN t.state IN ('pending', 'waiting') THEN 'cancelled by operator'
                           ELSE j.last_error END,
+        waiting_for = NULL, awaited = NULL,
         cancel_requested = (t.state = 'running'),
         updated_at = now()
     FROM target t
-    WHERE j.id = t.id AND t.state IN ('pending', 'running')
+    WHERE j.id = t.id AND t.state IN ('pending', 'running', 'waiting')
     RETURNING j.id, t.state AS was
 ),
 notified AS (

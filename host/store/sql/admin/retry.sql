@@ -1,6 +1,6 @@
--- dead|cancelled → pending with a fresh set of attempts, due now. Returns the state found
--- and whether it changed; a unique violation on jobs_idempotency_key_uidx means another
--- job holds the row's unfinished-scoped key now.
+-- dead|cancelled → pending with a fresh set of attempts (and of snoozes), due now. Returns
+-- the state found and whether it changed; a unique violation on jobs_idempotency_key_uidx
+-- means another job holds the row's unfinished-scoped key now.
 -- $1 job id (int8), $2 tenant or NULL for any (text), $3 jobs channel ('sluice_jobs').
 WITH target AS (
     SELECT id, state FROM sluice.jobs
@@ -9,7 +9,8 @@ WITH target AS (
 ),
 moved AS (
     UPDATE sluice.jobs j
-    SET state = 'pending', attempt = 0, run_at = now(), finished_at = NULL, updated_at = now()
+    SET state = 'pending', attempt = 0, snoozes = 0, run_at = now(), finished_at = NULL,
+        updated_at = now()
     FROM target t
     WHERE j.id = t.id AND t.state IN ('dead', 'cancelled')
     RETURNING j.id

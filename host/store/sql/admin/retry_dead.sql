@@ -12,7 +12,7 @@ WITH locked AS (
       AND (idempotency_key IS NULL OR key_scope = 'retained' OR NOT EXISTS (
             SELECT 1 FROM sluice.jobs h
             WHERE h.tenant = j.tenant AND h.idempotency_key = j.idempotency_key
-              AND (h.key_scope = 'retained' OR h.state IN ('pending', 'running'))))
+              AND (h.key_scope = 'retained' OR h.state IN ('pending', 'running', 'waiting'))))
     FOR UPDATE SKIP LOCKED
 ),
 chosen AS (
@@ -25,7 +25,8 @@ chosen AS (
 ),
 moved AS (
     UPDATE sluice.jobs j
-    SET state = 'pending', attempt = 0, run_at = now(), finished_at = NULL, updated_at = now()
+    SET state = 'pending', attempt = 0, snoozes = 0, run_at = now(), finished_at = NULL,
+        updated_at = now()
     FROM chosen c
     WHERE j.id = c.id AND j.state = 'dead'
     RETURNING j.id

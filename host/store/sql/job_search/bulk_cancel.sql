@@ -1,6 +1,6 @@
--- pending → cancelled, or running → cancel requested, for a set of one tenant's jobs (the
--- dashboard's bulk cancel): admin/cancel.sql per row, in one statement. Only pending and
--- running rows are locked (in id order) and change; each running one's worker is told
+-- pending | waiting → cancelled, or running → cancel requested, for a set of one tenant's
+-- jobs (the dashboard's bulk cancel): admin/cancel.sql per row, in one statement. Only
+-- pending, waiting and running rows are locked (in id order) and change; each running one's worker is told
 -- with a NOTIFY whose payload is its id (asking again re-sends it, as the single cancel
 -- does). Returns the tenant's jobs among the ids (any state), how many changed (a
 -- running job counts when its request is sent) and how many notices were sent.
@@ -8,17 +8,19 @@
 WITH target AS (
     SELECT id, state
     FROM sluice.jobs
-    WHERE id = ANY ($1::int8[]) AND tenant = $2 AND state IN ('pending', 'running')
+    WHERE id = ANY ($1::int8[]) AND tenant = $2 AND state IN ('pending', 'running', 'waiting')
     ORDER BY id
     FOR UPDATE
 ),
 moved AS (
     UPDATE sluice.jobs j
-    SET state = CASE WHEN t.state = 'pending' THEN 'cancelled'::sluice.job_state
+    SET state = CASE WHEN t.state IN ('pending', 'waiting') THEN 'cancelled'::sluice.job_state
                      ELSE j.state END,
-        finished_at = CASE WHEN t.state = 'pending' THEN now() ELSE j.finished_at END,
-        last_error = CASE WHEN t.state = 'pending' THEN 'cancelled by operator'
+        finished_at = CASE WHEN t.state IN ('pending', 'waiting') THEN now()
+                           ELSE j.finished_at END,
+        last_error = CASE WHEN t.state IN ('pending', 'waiting') THEN 'cancelled by operator'
                           ELSE j.last_error END,
+        waiting_for = NULL, awaited = NULL,
         cancel_requested = (t.state = 'running'),
         updated_at = now()
     FROM target t

@@ -2,7 +2,7 @@
 -- delete). A running job is held by its worker's lease and is never deleted: rows are
 -- locked in id order and the state is checked after the lock, so a job claimed meanwhile
 -- stays. Attempt history and attempt logs go with their job (ON DELETE CASCADE), a durable
--- job's journal with it, set-based below (no foreign key: issue 42). Nothing
+-- job's journal and its signals with it, set-based below (no foreign key: issue 42). Nothing
 -- else refers to a job by foreign key: follow-up jobs keep their parent_id and schedule
 -- slots their job_id (dangling, as after retention deletes a job).
 -- Returns the tenant's jobs among the ids (any state) and how many were deleted.
@@ -25,6 +25,9 @@ journal AS (
 ),
 heads AS (
     DELETE FROM sluice.journal_heads h USING deleted d WHERE h.job_id = d.id
+),
+signals AS (
+    DELETE FROM sluice.signals s USING deleted d WHERE s.job_id = d.id
 )
 SELECT (SELECT count(*) FROM sluice.jobs WHERE id = ANY ($1::int8[]) AND tenant = $2) AS matched,
        (SELECT count(*) FROM deleted) AS changed

@@ -21,13 +21,14 @@ chosen AS (
         WHERE t.idempotency_key IS NULL OR t.key_scope = 'retained' OR NOT EXISTS (
                 SELECT 1 FROM sluice.jobs h
                 WHERE h.tenant = $2 AND h.idempotency_key = t.idempotency_key
-                  AND (h.key_scope = 'retained' OR h.state IN ('pending', 'running')))
+                  AND (h.key_scope = 'retained' OR h.state IN ('pending', 'running', 'waiting')))
     ) x
     WHERE idempotency_key IS NULL OR key_scope = 'retained' OR rn = 1
 ),
 moved AS (
     UPDATE sluice.jobs j
-    SET state = 'pending', attempt = 0, run_at = now(), finished_at = NULL, updated_at = now()
+    SET state = 'pending', attempt = 0, snoozes = 0, run_at = now(), finished_at = NULL,
+        updated_at = now()
     FROM chosen c
     WHERE j.id = c.id AND j.tenant = $2 AND j.state IN ('dead', 'cancelled')
     RETURNING j.id

@@ -1,8 +1,9 @@
 -- terminal → deleted: one retention batch. Completed jobs first, then dead/cancelled ones
 -- to fill the batch. Each scan is a range on jobs_finished_idx with a literal state; SKIP
 -- LOCKED so an operator retrying a dead job at the same moment is never blocked. History
--- rows go with their job (ON DELETE CASCADE); a durable job's journal too, set-based below
--- (no foreign key: a per-row cascade would cost every deleted job, issue 42).
+-- rows go with their job (ON DELETE CASCADE); a durable job's journal and its signals too,
+-- set-based below (no foreign key: a per-row cascade would cost every deleted job, issue
+-- 42). A waiting job is not finished and never pruned.
 -- $1 completed retention in microseconds (int8), $2 dead/cancelled retention in
 -- microseconds (int8), $3 batch size (int8).
 WITH completed AS (
@@ -27,6 +28,9 @@ journal AS (
 ),
 heads AS (
     DELETE FROM sluice.journal_heads h USING deleted d WHERE h.job_id = d.id
+),
+signals AS (
+    DELETE FROM sluice.signals s USING deleted d WHERE s.job_id = d.id
 )
 SELECT count(*) FILTER (WHERE state = 'completed') AS completed,
        count(*) FILTER (WHERE state <> 'completed') AS dead

@@ -8,7 +8,7 @@ WITH gone AS (
           AND NOT EXISTS (
               SELECT 1 FROM sluice.jobs j
               WHERE j.tenant = e.tenant AND j.job_type = 'sluice.webhook'
-                AND j.state IN ('pending', 'running')
+                AND j.state IN ('pending', 'running', 'waiting')
                 AND convert_from(j.payload, 'UTF8')::jsonb -> 'event' = to_jsonb(e.id))
         ORDER BY e.created_at
         LIMIT $2)

@@ -41,6 +41,7 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
             "schedule_slots",
             "schedules",
             "secrets",
+            "signals",
             "tenants",
             "ui_sessions",
             "webhook_endpoints",
@@ -71,6 +72,8 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
             "jobs_parent_uidx",
             "jobs_pkey",
             "jobs_running_idx",
+            // Partial: only waiting jobs have an entry (migration 0027).
+            "jobs_waiting_idx",
         ]
     );
 }
