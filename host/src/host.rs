@@ -39,6 +39,7 @@ use sluice_worker::services::heartbeat::RegistryHeartbeat;
 use sluice_worker::services::reaper::{Reaper, ReaperConfig};
 use sluice_worker::services::retention::{Retention, RetentionConfig};
 use sluice_worker::services::scheduler::{Scheduler, SchedulerConfig};
+use sluice_worker::services::waker::{Waker, WakerConfig};
 use sluice_worker::services::{self};
 use sluice_worker::{self as worker, WorkerConfig, WorkerSummary};
 
@@ -140,6 +141,12 @@ impl Host {
                 metrics: metrics.clone(),
             };
             tasks.spawn(services::run(service, stop_reaper.clone()));
+            // Where leases are reaped, waiting durable jobs are woken.
+            let waker = Waker {
+                store: store.clone(),
+                config: WakerConfig::default(),
+            };
+            tasks.spawn(services::run(waker, stop_services.clone()));
         }
         let summary = match worker {
             Some((mut config, sandbox)) => {

@@ -6,11 +6,13 @@
 //! `Idempotency-Key` in both runs; the type re-pointed to another component meanwhile
 //! does not change the job's (pinned at its first attempt). `refusals`: a replay that diverges from the journal,
 //! (the payload changed between attempts, or another component forced under the job),
-//! or a journal over its cap, ends the job `fatal` naming the call or the cap.
+//! or a journal over its cap, ends the job `fatal` naming the call or the cap. `waits`:
+//! contract 0.3's sleep, signals, fan-in and snooze without holding a slot.
 
 mod crash;
 mod receiver;
 mod refusals;
+mod waits;
 
 use std::time::{Duration, Instant};
 

@@ -16,19 +16,23 @@ pub enum Contract {
     /// `sluice:task@0.2.0` (`wit/v0.2/`): 0.1 plus `wasi:http/outgoing-handler` and
     /// `sluice:task/secrets`.
     V0_2,
+    /// `sluice:task@0.3.0` (`wit/v0.3/`): 0.2 plus `sluice:task/durable` and
+    /// `sluice:task/flow`, and `jobs.enqueue` returning the follow-up's id.
+    V0_3,
 }
 
 impl Contract {
     /// Every version, oldest first.
-    pub const ALL: [Contract; 2] = [Contract::V0_1, Contract::V0_2];
+    pub const ALL: [Contract; 3] = [Contract::V0_1, Contract::V0_2, Contract::V0_3];
     /// The newest version this build of the host implements.
-    pub const NEWEST: Contract = Contract::V0_2;
+    pub const NEWEST: Contract = Contract::V0_3;
 
     /// `"0.1"`, `"0.2"`: how the version is stored and shown.
     pub fn as_str(self) -> &'static str {
         match self {
             Contract::V0_1 => "0.1",
             Contract::V0_2 => "0.2",
+            Contract::V0_3 => "0.3",
         }
     }
 
@@ -38,6 +42,7 @@ impl Contract {
         match self {
             Contract::V0_1 => 1,
             Contract::V0_2 => 2,
+            Contract::V0_3 => 3,
         }
     }
 }
@@ -50,7 +55,7 @@ impl fmt::Display for Contract {
 
 /// A contract version that is not one of [`Contract::ALL`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown task contract `{0}` (this host knows 0.1 and 0.2)")]
+#[error("unknown task contract `{0}` (this host knows 0.1, 0.2 and 0.3)")]
 pub struct UnknownContract(pub String);
 
 impl FromStr for Contract {
@@ -60,6 +65,7 @@ impl FromStr for Contract {
         match s.trim() {
             "0.1" | "0.1.0" => Ok(Contract::V0_1),
             "0.2" | "0.2.0" => Ok(Contract::V0_2),
+            "0.3" | "0.3.0" => Ok(Contract::V0_3),
             other => Err(UnknownContract(other.to_string())),
         }
     }
@@ -103,9 +109,19 @@ const HTTP_INTERFACES: &[&str] = &["wasi:http/types", "wasi:http/outgoing-handle
 /// `sluice:task` interfaces new in 0.2 (this host implements them all).
 const TASK_V0_2_INTERFACES: &[&str] = &["sluice:task/secrets", "sluice:task/jobs"];
 
+/// `sluice:task` interfaces of 0.3 (all five are versioned `@0.3.*`).
+const TASK_V0_3_INTERFACES: &[&str] = &[
+    "sluice:task/host",
+    "sluice:task/secrets",
+    "sluice:task/jobs",
+    "sluice:task/durable",
+    "sluice:task/flow",
+];
+
 /// The contract that provides `import` (`name@version`), or `None` if no contract this
 /// host implements does. `wasi:io/poll@0.2.3` → 0.1; `sluice:task/host@0.2.0` → 0.2;
-/// `wasi:http/types@0.2.12` → 0.2; `wasi:http/incoming-handler@0.2.0` → none.
+/// `wasi:http/types@0.2.12` → 0.2; `sluice:task/durable@0.3.0` → 0.3;
+/// `wasi:http/incoming-handler@0.2.0` → none.
 pub fn providing(import: &str) -> Option<Contract> {
     let (path, version) = import.split_once('@').unwrap_or((import, ""));
     match path {
@@ -113,6 +129,9 @@ pub fn providing(import: &str) -> Option<Contract> {
         "sluice:task/host" if version.starts_with("0.2.") => Some(Contract::V0_2),
         _ if TASK_V0_2_INTERFACES.contains(&path) && version.starts_with("0.2.") => {
             Some(Contract::V0_2)
+        }
+        _ if TASK_V0_3_INTERFACES.contains(&path) && version.starts_with("0.3.") => {
+            Some(Contract::V0_3)
         }
         _ if !version.starts_with("0.2.") => None,
         _ if WASI_INTERFACES.contains(&path) => Some(Contract::V0_1),
@@ -158,7 +177,11 @@ mod tests {
         // Not (yet) provided by any contract this host implements.
         assert_eq!(providing("wasi:http/incoming-handler@0.2.0"), None);
         assert_eq!(providing("sluice:task/secrets@0.1.0"), None);
-        assert_eq!(providing("sluice:task/host@0.3.0"), None);
+        assert_eq!(providing("sluice:task/host@0.3.0"), Some(Contract::V0_3));
+        assert_eq!(providing("sluice:task/durable@0.3.0"), Some(Contract::V0_3));
+        assert_eq!(providing("sluice:task/flow@0.3.0"), Some(Contract::V0_3));
+        assert_eq!(providing("sluice:task/durable@0.2.0"), None);
+        assert_eq!(providing("sluice:task/host@0.4.0"), None);
         assert_eq!(providing("wasi:io/poll@0.3.0"), None);
         assert_eq!(providing("wasi:io/poll"), None);
         assert_eq!(providing("wasi:keyvalue/store@0.2.0"), None);
@@ -183,8 +206,8 @@ mod tests {
             assert_eq!(c.as_str().parse::<Contract>(), Ok(c));
         }
         assert_eq!("0.2.0".parse::<Contract>(), Ok(Contract::V0_2));
-        assert!("0.3".parse::<Contract>().is_err());
-        assert!(Contract::V0_1 < Contract::V0_2);
+        assert!("0.4".parse::<Contract>().is_err());
+        assert!(Contract::V0_1 < Contract::V0_2 && Contract::V0_2 < Contract::V0_3);
         assert_eq!(Contract::NEWEST, *Contract::ALL.last().unwrap());
     }
 }

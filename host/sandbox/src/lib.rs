@@ -17,9 +17,11 @@
 //!    `host_imports` (bindgen of each contract), `disk_cache`, `epoch_ticker` (ticks
 //!    while attempts run), `guest_runtime`;
 //! 2. `config`, `engine` (Engine), `journal` (a durable job's journal of host calls:
-//!    replay, record, flush through the host's sink; its clocks and generators),
+//!    replay, record, flush through the host's sink; its clocks and generators; the
+//!    instants and questions of its waits), `suspend` (a run's suspension),
 //!    `wasi_ctx` (denied WASI, capped pipe);
-//! 3. `capabilities` (what an attempt may reach: `log`, `http`, `jobs`, `secrets`, each
+//! 3. `capabilities` (what an attempt may reach: `log`, `http`, `jobs`, `secrets`,
+//!    `durable`, `flow`, each
 //!    with its grant, state, linker setup and `Host` impls; [`Grants`]);
 //! 4. `outcome` (the report), `error`, `run_signature`, `guest_result` (the `run` call
 //!    boundary, read without trusting the guest);
@@ -56,6 +58,7 @@ mod run;
 mod run_signature;
 mod sandbox;
 mod store;
+mod suspend;
 mod validate;
 mod wasi_ctx;
 #[cfg(test)]
@@ -64,7 +67,7 @@ mod wit_versions;
 pub use capabilities::Grants;
 pub use capabilities::http::{HttpCall, HttpCalls, HttpGrant, RecordedHttp, RecordedResponse};
 pub use capabilities::jobs::{
-    CheckFuture, FollowUp, FollowUpCheck, FollowUpGrant, FollowUpRefusal,
+    CheckFuture, FollowUp, FollowUpCheck, FollowUpGrant, FollowUpRefusal, ReserveFuture,
 };
 pub use capabilities::secrets::SecretGrant;
 pub use component::{CacheStats, ComponentInfo, Origin, TaskComponent, sha256_hex};
@@ -72,10 +75,12 @@ pub use config::{EgressConfig, Limits, SandboxConfig};
 pub use contract::{Contract, UnknownContract};
 pub use error::{SandboxError, ValidationError};
 pub use journal::{
-    DurableGrant, JournalCounts, JournalEntry, JournalError, JournalSink, PersistFuture,
+    ChildOutcome, ChildState, DurableGrant, JournalCounts, JournalEntry, JournalError, JournalSink,
+    PersistFuture, WaitFuture,
 };
 pub use outcome::{Failure, Outcome, RunReport};
 pub use run::JobInput;
 pub use sandbox::Sandbox;
+pub use suspend::Suspension;
 pub use tokio_util::sync::CancellationToken;
 pub use validate::contract_of;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::capabilities::http::HttpCalls;
 use crate::capabilities::jobs::FollowUp;
 use crate::journal::JournalCounts;
+use crate::suspend::Suspension;
 
 /// Everything the worker needs to record one attempt.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,8 +36,8 @@ pub struct RunReport {
     pub peak_memory_bytes: u64,
     /// The attempt's outbound HTTP requests (empty for tasks that make none).
     pub http: HttpCalls,
-    /// The follow-up jobs a completed attempt asked for, in order (empty for any other
-    /// ending: they are dropped with it).
+    /// The follow-up jobs a completed attempt (or a durable one that suspended) asked
+    /// for, in order (empty for any other ending: they are dropped with it).
     pub follow_ups: Vec<FollowUp>,
     /// A durable job's calls replayed and recorded (`None`: not durable).
     pub journal: Option<JournalCounts>,
@@ -52,13 +53,16 @@ pub enum Outcome {
     },
     /// The attempt failed; see [`Failure::reason`] and [`Failure::is_fatal`].
     Failed(Failure),
+    /// The run suspended itself (contract 0.3: a durable wait, a snooze): no attempt is
+    /// spent; the host records the cause and runs the job again when it is due.
+    Suspended(Suspension),
 }
 
 impl Outcome {
     /// The failure, if the attempt failed.
     pub fn failure(&self) -> Option<&Failure> {
         match self {
-            Outcome::Completed { .. } => None,
+            Outcome::Completed { .. } | Outcome::Suspended(_) => None,
             Outcome::Failed(f) => Some(f),
         }
     }
@@ -90,6 +94,10 @@ pub enum Failure {
     Trap(String),
     /// The attempt was cancelled (operator or host shutdown).
     Cancelled,
+    /// A sleep in a type that is not durable would have outlasted the attempt's timeout:
+    /// it failed at once (retryable) instead of holding the slot until then; the message
+    /// names the sleep and the time left.
+    SleepTooLong(String),
     /// The host failed to run the attempt; not the guest's fault.
     Internal(String),
     /// A durable job's journal stopped the attempt: a replayed call differed from the
@@ -136,6 +144,7 @@ impl fmt::Display for Failure {
             }
             Failure::Trap(kind) => write!(f, "trap: {kind}"),
             Failure::Cancelled => f.write_str("cancelled"),
+            Failure::SleepTooLong(why) => f.write_str(why),
             Failure::Internal(msg) => write!(f, "internal error: {msg}"),
             Failure::Journal { reason, .. } => write!(f, "journal: {reason}"),
         }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use wasmtime::{PoolConcurrencyLimitError, Store, Trap, WasmBacktrace};
 
+use crate::capabilities::durable::SleepPastDeadline;
 use crate::capabilities::http::HttpCalls;
 use crate::capabilities::jobs::FollowUpUnavailable;
 use crate::component::TaskComponent;
@@ -131,16 +132,21 @@ pub(crate) async fn run_attempt(
     };
 
     let mut outcome = classify(ended, store.data(), &limits);
-    // A durable job's completion: what it journaled since the last flush is made durable
-    // first (the worker's completion comes after; a crash between the two replays it).
-    if let (Outcome::Completed { .. }, Some(journal)) =
-        (&outcome, store.data().caps.durable.clone())
-        && let Err(failure) = match journal.check_consumed() {
-            Ok(()) => journal.flush(None).await,
-            Err(diverged) => Err(diverged),
+    // A durable job's completion or suspension: what it journaled since the last flush
+    // is made durable first (the worker's statement comes after; a crash between the two
+    // replays it). A completion must also have replayed the whole journal.
+    if let Some(journal) = store.data().caps.durable.journal.clone() {
+        let made_durable = match &outcome {
+            Outcome::Completed { .. } => match journal.check_consumed() {
+                Ok(()) => journal.flush(None).await,
+                Err(diverged) => Err(diverged),
+            },
+            Outcome::Suspended(_) => journal.flush(None).await,
+            Outcome::Failed(_) => Ok(()),
+        };
+        if let Err(failure) = made_durable {
+            outcome = Outcome::Failed(journal_failure(&failure));
         }
-    {
-        outcome = Outcome::Failed(journal_failure(&failure));
     }
     let elapsed = start.elapsed();
     report(
@@ -161,8 +167,18 @@ fn slack(tick: Duration) -> Duration {
 fn classify(ended: Ended, state: &HostState, limits: &Limits) -> Outcome {
     // A durable job's journal failing wins: whatever the guest did after a divergence
     // (answered live) or a refused append is a consequence.
-    if let Some(failure) = state.caps.durable.as_ref().and_then(|j| j.failure()) {
+    if let Some(failure) = state
+        .caps
+        .durable
+        .journal
+        .as_ref()
+        .and_then(|j| j.failure())
+    {
         return Outcome::Failed(journal_failure(&failure));
+    }
+    // A capability suspended the run (and ended the guest to do it).
+    if let Some(suspension) = state.run.suspension() {
+        return Outcome::Suspended(suspension);
     }
     // The epoch callback's verdict wins: whatever error the guest reported after being
     // interrupted is a consequence.
@@ -223,6 +239,9 @@ fn classify_error(
     }
     if let Some(exit) = e.downcast_ref::<wasmtime_wasi::I32Exit>() {
         return Failure::Trap(format!("guest called exit({})", exit.0));
+    }
+    if let Some(sleep) = e.downcast_ref::<SleepPastDeadline>() {
+        return Failure::SleepTooLong(sleep.to_string());
     }
     if let Some(unavailable) = e.downcast_ref::<FollowUpUnavailable>() {
         // The host could not check a follow-up job: its trouble, not the guest's.
@@ -300,10 +319,13 @@ fn report(
     let fuel_used = limits.store_fuel().saturating_sub(remaining);
     let state = store.data_mut();
     let logs = state.logs.snapshot();
-    // Follow-up jobs exist only if the attempt completes: any other ending drops them.
+    // Follow-up jobs exist only if the attempt completes or a durable run suspends: any
+    // other ending drops them.
+    let durable = state.caps.durable.journal.is_some();
     let mut follow_ups = match outcome {
         Outcome::Completed { .. } => state.caps.jobs.take(),
-        Outcome::Failed(_) => Vec::new(),
+        Outcome::Suspended(_) if durable => state.caps.jobs.take(),
+        Outcome::Suspended(_) | Outcome::Failed(_) => Vec::new(),
     };
     // Every secret value the guest read is hidden in what the host keeps of the attempt,
     // the rows of its follow-up jobs included (a child reads the secret itself).
@@ -334,7 +356,7 @@ fn report(
         peak_memory_bytes: state.limiter.memory_bytes(),
         http: state.caps.http.calls(),
         follow_ups,
-        journal: state.caps.durable.as_ref().map(|j| j.counts()),
+        journal: state.caps.durable.journal.as_ref().map(|j| j.counts()),
     }
 }
 
@@ -351,6 +373,7 @@ fn masked(outcome: Outcome, mask: &Mask) -> Outcome {
             Failure::Internal(m) => Failure::Internal(mask.text(&m)),
             other => other,
         }),
+        suspended @ Outcome::Suspended(_) => suspended,
     }
 }
 

@@ -24,6 +24,7 @@ use crate::contract::Contract;
 use crate::journal::Journal;
 use crate::limiter::{InstanceCaps, TaskLimiter};
 use crate::log_buffer::LogBuffer;
+use crate::suspend::RunShared;
 use crate::wasi_ctx::denied_wasi_ctx;
 
 /// Live component-model handles a guest may hold at once (wasmtime's default: 100 000).
@@ -67,6 +68,8 @@ pub(crate) struct HostState {
     deadline: Option<Instant>,
     /// Set by the epoch callback when it stops the guest.
     pub(crate) interrupted: Option<Interrupt>,
+    /// The run's suspension, if a capability suspended it.
+    pub(crate) run: RunShared,
 }
 
 impl WasiView for HostState {
@@ -118,12 +121,14 @@ pub(crate) fn new_store(
     let logs = LogBuffer::new(limits.log_bytes);
     // A durable job's journal, shared by the WASI clocks and the journaled capabilities.
     let journal = reach.grants.durable.as_deref().map(Journal::new);
+    let run = RunShared::default();
     let attempt = Attempt {
         logs: &logs,
         cancel: &cancel,
         deadline,
         connector: reach.connector.as_ref(),
         journal: journal.as_ref(),
+        run: &run,
     };
     let caps = Caps::new(reach.grants, &attempt);
     let state = HostState {
@@ -135,6 +140,7 @@ pub(crate) fn new_store(
         cancel,
         deadline,
         interrupted: None,
+        run,
     };
     let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);
@@ -149,7 +155,13 @@ pub(crate) fn new_store(
 }
 
 fn on_epoch_tick(state: &mut HostState) -> wasmtime::Result<UpdateDeadline> {
-    if state.caps.durable.as_ref().is_some_and(Journal::failed) {
+    if state
+        .caps
+        .durable
+        .journal
+        .as_ref()
+        .is_some_and(Journal::failed)
+    {
         // Diverged, over its cap or unable to journal: `run.rs` reads why from the journal.
         return Err(wasmtime::Error::new(Interrupted(Interrupt::Journal)));
     }

@@ -3,9 +3,7 @@
 //! resolves with its vendored deps; every world `task` exports `run` with the same type
 //! (types compared by structure and name, across packages); the interfaces a version
 //! keeps are unchanged and the ones it changes only grow as agreed; and the imports of
-//! each world are the ones [`crate::contract`] assigns to that version. Contract 0.3 is
-//! agreed but not linked yet, so its new imports must still be refused by name: the
-//! change that links 0.3 turns that assertion into `Ok(V0_3)`.
+//! each world are the ones [`crate::contract`] assigns to that version.
 //!
 //! Must not: be compiled outside `cargo test`, or look at anything but the WIT text and
 //! `crate::contract`'s tables.
@@ -254,20 +252,15 @@ fn each_world_imports_what_its_contract_provides() {
         all.iter().any(|i| i == "wasi:http/outgoing-handler@0.2.12"),
         "{all:?}"
     );
-    // Agreed, not linked: no contract this host implements provides a 0.3 interface, so
-    // upload refuses such a component by name (`ValidationError::UnsupportedImport`),
-    // while its WASI imports are provided as they are to 0.2 components.
+    // Linked: a component built against 0.3 needs 0.3, and its WASI and `wasi:http`
+    // imports are provided as they are to 0.2 components.
     for name in &all {
         let provided = contract::providing(name);
         if name.starts_with("sluice:task/") {
-            assert_eq!(provided, None, "{name}");
+            assert_eq!(provided, Some(Contract::V0_3), "{name}");
         } else {
             assert!(provided.is_some_and(|c| c <= Contract::V0_2), "{name}");
         }
     }
-    assert_eq!(
-        contract::required(&all),
-        Err("sluice:task/host@0.3.0"),
-        "{all:?}"
-    );
+    assert_eq!(contract::required(&all), Ok(Contract::V0_3), "{all:?}");
 }

@@ -8,7 +8,7 @@ use sluice_store::{AttemptRecord, CancelResult, JobFilter, JobState, JobSummary,
 
 use super::Global;
 use super::output::{Printer, clip, render_table};
-use sluice_wire::{AttemptView, JobListItem, JobView};
+use sluice_wire::{AttemptView, JobListItem, JobView, SignalSent};
 
 #[derive(Debug, Subcommand)]
 pub enum JobsCommand {
@@ -43,8 +43,18 @@ pub enum JobsCommand {
     /// Print a durable job's journal: each host call its guest observed (clock, random,
     /// HTTP, secret, enqueue), in order, and whether a later attempt replayed it.
     Journal { id: i64 },
-    /// Cancel a pending job, or interrupt a running one.
+    /// Cancel a pending or waiting job, or interrupt a running one.
     Cancel { id: i64 },
+    /// Send the signal NAME to a job (a durable job awaiting it wakes; otherwise the
+    /// signal is kept until the job awaits it: docs/durable.md).
+    Signal {
+        id: i64,
+        /// 1 to 128 characters.
+        name: String,
+        /// JSON the await returns (absent: the await returns `null`).
+        #[arg(long)]
+        payload: Option<String>,
+    },
     /// Send a dead or cancelled job back to the queue with fresh attempts; with
     /// `--all-dead` (or `--state dead`), every dead job of the tenant (optionally of one
     /// `--type`).
@@ -146,6 +156,9 @@ pub async fn run(
             if let Some(held) = &job.held {
                 fields.push(("held", held.to_string()));
             }
+            if let Some(waits) = waiting_text(&job) {
+                fields.push(("waiting for", waits));
+            }
             if let Some(parent) = job.parent_id {
                 fields.push(("parent", parent.to_string()));
             }
@@ -179,6 +192,29 @@ pub async fn run(
                 "job {id} is running; its worker was told to stop it"
             )),
         },
+        JobsCommand::Signal { id, name, payload } => {
+            let payload = payload
+                .map(|text| serde_json::from_str::<serde_json::Value>(&text))
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("--payload is not valid JSON: {e}"))?;
+            let woke = store
+                .send_signal(tenant, id, &name, payload.as_ref())
+                .await?;
+            let what = if woke {
+                "it woke the job"
+            } else {
+                "kept until the job awaits it"
+            };
+            let sent = SignalSent {
+                job_id: id,
+                name: name.clone(),
+                woke,
+            };
+            printer.value(
+                &sent,
+                &[("signal", format!("`{name}` sent to job {id}: {what}"))],
+            );
+        }
         JobsCommand::Retry { id: Some(id), .. } => {
             store.retry(tenant, id).await?;
             printer.message(&format!("job {id} is pending again with fresh attempts"));
@@ -193,6 +229,26 @@ pub async fn run(
         }
     }
     Ok(())
+}
+
+/// What a waiting job waits for: a signal, jobs, or a time (its `run_at`).
+fn waiting_text(job: &sluice_store::JobRecord) -> Option<String> {
+    if job.state != JobState::Waiting {
+        return None;
+    }
+    let until = if job.run_at.timestamp() >= 253_402_300_000 - 1 {
+        String::new()
+    } else {
+        format!(" (until {})", job.run_at.to_rfc3339())
+    };
+    Some(match (&job.waiting_for, &job.awaited) {
+        (Some(name), _) => format!("signal `{name}`{until}"),
+        (None, Some(ids)) => {
+            let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+            format!("jobs {}", ids.join(", "))
+        }
+        (None, None) => format!("the time {}", job.run_at.to_rfc3339()),
+    })
 }
 
 const ATTEMPT_HEADERS: [&str; 7] = [

@@ -15,12 +15,13 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::Context;
 use sluice_egress::NetworkPolicy;
 use sluice_sandbox::{
     CheckFuture, Contract, EgressConfig, FollowUp, FollowUpCheck, FollowUpGrant, Grants, JobInput,
-    Limits, Sandbox, SandboxConfig, SecretGrant, TaskComponent, sha256_hex,
+    Limits, ReserveFuture, Sandbox, SandboxConfig, SecretGrant, TaskComponent, sha256_hex,
 };
 
 use super::attempt_flags::{HttpFlags, LimitFlags};
@@ -173,16 +174,23 @@ fn accept_all() -> Arc<FollowUpGrant> {
     Arc::new(FollowUpGrant {
         max_count: sluice_worker::DEFAULT_MAX_FOLLOW_UPS,
         max_bytes: sluice_worker::DEFAULT_MAX_FOLLOW_UP_BYTES,
-        check: Arc::new(AcceptAll),
+        check: Arc::new(AcceptAll::default()),
     })
 }
 
-/// The check of a local run's follow-ups: every one is accepted.
-struct AcceptAll;
+/// The check of a local run's follow-ups: every one is accepted, and 0.3's are numbered
+/// from 1 (nothing is enqueued, so the ids name no job).
+#[derive(Default)]
+struct AcceptAll(AtomicU64);
 
 impl FollowUpCheck for AcceptAll {
     fn check<'a>(&'a self, _: &'a FollowUp) -> CheckFuture<'a> {
         Box::pin(async { Ok(()) })
+    }
+
+    fn reserve_id(&self) -> ReserveFuture<'_> {
+        let id = self.0.fetch_add(1, Ordering::Relaxed) + 1;
+        Box::pin(async move { Ok(id) })
     }
 }
 

@@ -33,6 +33,9 @@ pub enum Exit {
     LimitExceeded = 5,
     /// `6`: the host failed to run the attempt (not the task's fault).
     Internal = 6,
+    /// `7`: the run suspended itself (contract 0.3's `flow.snooze`): the queue would run
+    /// it again later without spending an attempt.
+    Suspended = 7,
     /// `130`: interrupted (Ctrl-C or SIGTERM), as shells report SIGINT.
     Cancelled = 130,
 }
@@ -51,9 +54,11 @@ impl Exit {
                 | Failure::MemoryLimit(_)
                 | Failure::TableLimit(_)
                 | Failure::OutputTooLarge(_) => Exit::LimitExceeded,
+                Failure::SleepTooLong(_) => Exit::LimitExceeded,
                 Failure::Cancelled => Exit::Cancelled,
                 Failure::Internal(_) => Exit::Internal,
             },
+            Outcome::Suspended(_) => Exit::Suspended,
         }
     }
 
@@ -66,6 +71,7 @@ impl Exit {
             Exit::Fatal => "fatal",
             Exit::LimitExceeded => "limit_exceeded",
             Exit::Internal => "internal",
+            Exit::Suspended => "suspended",
             Exit::Cancelled => "cancelled",
         }
     }
@@ -124,12 +130,15 @@ pub fn print(printer: &Printer, report: &RunReport) -> ExitCode {
 fn view(exit: Exit, report: &RunReport) -> LocalRunView {
     let (output, output_bytes) = match &report.outcome {
         Outcome::Completed { output } => (Some(bytes_as_json(output)), output.len() as u64),
-        Outcome::Failed(_) => (None, 0),
+        Outcome::Failed(_) | Outcome::Suspended(_) => (None, 0),
     };
     LocalRunView {
         outcome: exit.label(),
         exit_code: exit.code(),
-        reason: report.outcome.failure().map(Failure::reason),
+        reason: match &report.outcome {
+            Outcome::Suspended(why) => Some(why.to_string()),
+            outcome => outcome.failure().map(Failure::reason),
+        },
         output,
         output_bytes,
         logs: String::from_utf8_lossy(&report.logs).into_owned(),

@@ -267,7 +267,7 @@ fn check(case: &Case, report: &RunReport) -> Vec<String> {
     }
     let output = match &report.outcome {
         Outcome::Completed { output } => Some(bytes_as_json(output)),
-        Outcome::Failed(_) => None,
+        Outcome::Failed(_) | Outcome::Suspended(_) => None,
     };
     let shown = |v: Option<&Value>| {
         v.map_or_else(

@@ -10,6 +10,9 @@
 //! written without it. Must not: write a child for a parent whose lease did not hold
 //! (a stale or replayed completion matches no row, so it creates nothing), or insert
 //! jobs any other way than `enqueue_many_on` (the one INSERT, `sluice.enqueue_jobs`).
+//! Children of contract 0.3 (with reserved ids) and of suspensions are inserted once
+//! ([`Store::insert_children_once`]): a durable run that suspended inserted those it had
+//! asked for, and the replaying run that completes asks for them again.
 //! Children of the reserved type `sluice.event` are events, not jobs: the same
 //! transaction sends them with `sluice.send_event` (the transactional outbox), so a
 //! task's event exists if and only if its attempt's completion was written.
@@ -22,7 +25,58 @@ use crate::types::Lease;
 use crate::webhook_deliveries::{EVENT_JOB_TYPE, EventRequest, send_event_on};
 use crate::{Store, StoreError};
 
+/// The children of some parents that exist already (finish/existing_children.sql).
+const EXISTING_CHILDREN: &str = include_str!("../sql/finish/existing_children.sql");
+
 impl Store {
+    /// Inserts the follow-up jobs (each with its parent set) that do not exist yet, and
+    /// sends the events among them keyed by parent and place, so that each is created
+    /// once however often it is asked for: a durable run that suspended inserted those
+    /// it had asked for, and the next run, replaying, asks for them again (its
+    /// suspension or completion comes here). In the caller's transaction, which holds
+    /// the parents' rows.
+    pub(crate) async fn insert_children_once(
+        &self,
+        tx: &mut sqlx::PgConnection,
+        follow_ups: &[NewJob],
+    ) -> Result<(), StoreError> {
+        if follow_ups.is_empty() {
+            return Ok(());
+        }
+        let (events, children): (Vec<&NewJob>, Vec<&NewJob>) = follow_ups
+            .iter()
+            .partition(|child| child.job_type == EVENT_JOB_TYPE);
+        let events: Vec<NewJob> = events.into_iter().map(keyed_event).collect();
+        send_events(&mut *tx, &events)
+            .await
+            .map_err(|(_, error)| error)?;
+        let parents: Vec<i64> = children
+            .iter()
+            .filter_map(|child| child.parent.map(|p| p.id))
+            .collect::<HashSet<i64>>()
+            .into_iter()
+            .collect();
+        let existing: HashSet<(i64, i32)> = sqlx::query_as(EXISTING_CHILDREN)
+            .bind(&parents)
+            .fetch_all(&mut *tx)
+            .await?
+            .into_iter()
+            .collect();
+        let mut seen = HashSet::new();
+        let new: Vec<NewJob> = children
+            .into_iter()
+            .filter(|child| {
+                let at = child.parent.map_or((0, -1), |p| (p.id, p.seq));
+                !existing.contains(&at) && seen.insert(at)
+            })
+            .cloned()
+            .collect();
+        if !new.is_empty() {
+            self.enqueue_many_on(&mut *tx, &new).await?;
+        }
+        Ok(())
+    }
+
     /// `complete_many` for a batch where some completion has follow-up jobs.
     pub(crate) async fn complete_with_follow_ups(
         &self,
@@ -37,6 +91,11 @@ impl Store {
                 }
             }
         }
+        let reserving: HashSet<i64> = outcomes
+            .iter()
+            .filter(|(_, done)| done.follow_ups.iter().any(|child| child.id.is_some()))
+            .map(|(lease, _)| lease.job_id)
+            .collect();
         let mut applied = HashSet::new();
         loop {
             let live: Vec<&(Lease, Completion)> = outcomes
@@ -54,7 +113,21 @@ impl Store {
                 .await?
                 .into_iter()
                 .collect();
-            let (events, children): (Vec<NewJob>, Vec<NewJob>) = children_of(&live, &written)
+            // Children of contract 0.3 (reserved ids) may exist already: a durable run that
+            // suspended inserted those it had asked for, and this completion asks again.
+            let (once, plain): (Vec<NewJob>, Vec<NewJob>) = children_of(&live, &written)
+                .into_iter()
+                .partition(|child| child.parent.is_some_and(|p| reserving.contains(&p.id)));
+            if let Err(error) = self.insert_children_once(&mut tx, &once).await {
+                tx.rollback().await?;
+                let culprits = culprits(&live, &error);
+                if culprits.is_empty() {
+                    return Err(error);
+                }
+                refused.extend(culprits.into_iter().map(|id| (id, error.to_string())));
+                continue;
+            }
+            let (events, children): (Vec<NewJob>, Vec<NewJob>) = plain
                 .into_iter()
                 .partition(|child| child.job_type == EVENT_JOB_TYPE);
             if let Err((parent, error)) = send_events(&mut tx, &events).await {
@@ -122,6 +195,30 @@ pub(crate) async fn send_events(
         .map_err(|e| (parent, e))?;
     }
     Ok(())
+}
+
+/// An event follow-up with an idempotency key derived from its parent and place when it
+/// has none, so that an event asked for again by a replayed run is sent once.
+fn keyed_event(child: &NewJob) -> NewJob {
+    let mut child = child.clone();
+    let Some(parent) = child.parent else {
+        return child;
+    };
+    if let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(&child.payload)
+        && let Some(object) = value.as_object_mut()
+        && object
+            .get("idempotency_key")
+            .is_none_or(serde_json::Value::is_null)
+    {
+        object.insert(
+            "idempotency_key".into(),
+            format!("sluice.follow-up/{}/{}", parent.id, parent.seq).into(),
+        );
+        if let Ok(bytes) = serde_json::to_vec(&value) {
+            child.payload = bytes;
+        }
+    }
+    child
 }
 
 /// The follow-up jobs of the completions that were written, each with its parent.

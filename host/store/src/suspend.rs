@@ -11,7 +11,6 @@
 //! Must not: write anything when the lease does not hold or the snooze limit is reached,
 //! spend the attempt, or insert a follow-up job twice for one (parent, seq).
 
-use std::collections::HashSet;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -19,10 +18,8 @@ use chrono::{DateTime, Utc};
 use crate::attempt_logs::{AttemptLog, log_params};
 use crate::enqueue::NewJob;
 use crate::finish::validate_fuel;
-use crate::follow_ups::send_events;
 use crate::listen::JOBS_CHANNEL;
 use crate::types::{JobState, Lease};
-use crate::webhook_deliveries::EVENT_JOB_TYPE;
 use crate::{Store, StoreError, text, time_range};
 
 /// The longest signal name, in characters (`sluice.signal` refuses longer ones too).
@@ -102,9 +99,6 @@ const SUSPEND_LOCK: &str = include_str!("../sql/finish/suspend_lock.sql");
 
 /// The suspension statement: running → waiting | pending | cancelled.
 const SUSPEND: &str = include_str!("../sql/finish/suspend.sql");
-
-/// The children of a parent that exist already, by sequence number.
-const SUSPENDED_CHILDREN: &str = include_str!("../sql/finish/suspended_children.sql");
 
 /// The statement's parameters for one wake: kind, instant, name, ids, delay in µs.
 type WakeParams<'a> = (
@@ -218,7 +212,7 @@ impl Store {
         }
         if !cancel_requested
             && let Err(error) = self
-                .insert_suspended_children(&mut tx, job_id, &suspension.follow_ups)
+                .insert_children_once(&mut tx, &suspension.follow_ups)
                 .await
         {
             tx.rollback().await?;
@@ -260,72 +254,4 @@ impl Store {
             _ => Suspended::Pending,
         })
     }
-
-    /// Inserts the follow-up jobs of a suspension that do not exist yet, and sends its
-    /// events, in the suspension's transaction (the parent's row is locked).
-    async fn insert_suspended_children(
-        &self,
-        tx: &mut sqlx::PgConnection,
-        job_id: i64,
-        follow_ups: &[NewJob],
-    ) -> Result<(), StoreError> {
-        if follow_ups.is_empty() {
-            return Ok(());
-        }
-        let (events, children): (Vec<&NewJob>, Vec<&NewJob>) = follow_ups
-            .iter()
-            .partition(|child| child.job_type == EVENT_JOB_TYPE);
-        let events: Vec<NewJob> = events.into_iter().map(keyed_event).collect();
-        send_events(&mut *tx, &events)
-            .await
-            .map_err(|(_, error)| error)?;
-        let seqs: Vec<i32> = children
-            .iter()
-            .filter_map(|child| child.parent.map(|p| p.seq))
-            .collect();
-        let existing: HashSet<i32> = sqlx::query_scalar(SUSPENDED_CHILDREN)
-            .bind(job_id)
-            .bind(&seqs)
-            .fetch_all(&mut *tx)
-            .await?
-            .into_iter()
-            .collect();
-        let mut seen = HashSet::new();
-        let new: Vec<NewJob> = children
-            .into_iter()
-            .filter(|child| {
-                let seq = child.parent.map_or(-1, |p| p.seq);
-                !existing.contains(&seq) && seen.insert(seq)
-            })
-            .cloned()
-            .collect();
-        if !new.is_empty() {
-            self.enqueue_many_on(&mut *tx, &new).await?;
-        }
-        Ok(())
-    }
-}
-
-/// An event follow-up with an idempotency key derived from its parent and sequence
-/// number when it has none, so a replayed suspension sends it once.
-fn keyed_event(child: &NewJob) -> NewJob {
-    let mut child = child.clone();
-    let Some(parent) = child.parent else {
-        return child;
-    };
-    if let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(&child.payload)
-        && let Some(object) = value.as_object_mut()
-        && object
-            .get("idempotency_key")
-            .is_none_or(serde_json::Value::is_null)
-    {
-        object.insert(
-            "idempotency_key".into(),
-            format!("sluice.follow-up/{}/{}", parent.id, parent.seq).into(),
-        );
-        if let Ok(bytes) = serde_json::to_vec(&value) {
-            child.payload = bytes;
-        }
-    }
-    child
 }

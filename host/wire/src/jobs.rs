@@ -62,15 +62,15 @@ pub struct JobView {
     #[serde(rename = "type")]
     #[schema(min_length = 1, max_length = 128)]
     pub job_type: String,
-    /// The job's state: `pending`, `running`, `completed`, `dead` or `cancelled`
-    /// (docs/state-machine.md).
+    /// The job's state: `pending`, `running`, `waiting`, `completed`, `dead` or
+    /// `cancelled` (docs/state-machine.md).
     #[schema(schema_with = schemas::job_state)]
     pub state: String,
     /// Claim order within the tenant: higher first, then earlier `run_at`, then lower id.
     #[schema(minimum = -32768, maximum = 32767)]
     pub priority: i32,
     /// When the job is due: it may be claimed from then on (a retry's backoff moves it
-    /// later).
+    /// later; a waiting job wakes then).
     pub run_at: DateTime<Utc>,
     /// Number of the attempt running or last run (0 before the first).
     #[schema(minimum = 0)]
@@ -124,6 +124,16 @@ pub struct JobView {
     /// until …`, `key K rate limited until …`; null when nothing holds it back.
     #[schema(required = true, example = "waiting for key acct-7 (1/1 running)")]
     pub held: Option<String>,
+    /// A waiting durable job (docs/durable.md) awaits the signal of this name; null
+    /// otherwise. (A waiting job's wake-up instant, or its await's deadline, is `run_at`.)
+    #[schema(required = true, min_length = 1, max_length = 128)]
+    pub waiting_for: Option<String>,
+    /// A waiting durable job awaits these jobs (its follow-ups) to finish; null otherwise.
+    #[schema(required = true)]
+    pub awaited: Option<Vec<i64>>,
+    /// How many times its runs snoozed (`flow.snooze`).
+    #[schema(minimum = 0)]
+    pub snoozes: i32,
 }
 
 impl From<JobRecord> for JobView {
@@ -151,6 +161,9 @@ impl From<JobRecord> for JobView {
             children_count: j.children_count,
             concurrency_key: j.concurrency_key,
             held: j.held.map(|h| h.to_string()),
+            waiting_for: j.waiting_for,
+            awaited: j.awaited,
+            snoozes: j.snoozes,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! `sluice-wire`: the JSON that Sluice prints: one view type per thing a surface shows (jobs and their
 //! attempts, components, job types, schedules, tenants and tokens, workers, statistics,
-//! secrets, webhook endpoints, deliveries and events, and a local run), each built `From`
+//! secrets, signals, webhook endpoints, deliveries and events, and a local run), each built `From`
 //! the store's row (a local run's from the fields the CLI fills in).
 //! The HTTP API answers with these and the CLI's `--json` prints these, so `sluice X show
 //! ID --json` and `GET /v1/X/{id}` are the same object (`tests/e2e/cli/json_parity.rs`).
@@ -23,6 +23,7 @@ pub mod local_run;
 pub mod schedules;
 pub mod schemas;
 pub mod secrets;
+pub mod signals;
 pub mod stats;
 pub mod tenants;
 pub mod webhooks;
@@ -38,6 +39,7 @@ pub use journal::{JournalEntryView, JournalView};
 pub use local_run::{FollowUpView, LocalRunView};
 pub use schedules::ScheduleView;
 pub use secrets::{RotateKeyView, RotatedKindView, SecretView};
+pub use signals::SignalSent;
 pub use stats::{HeldView, StateCountsView, StatsView, TypeStatsView};
 pub use tenants::{NewTokenView, TenantView, TokenView};
 pub use webhooks::{

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use sluice_store::{
     AttemptLog, AttemptOutcome, Backoff, Completion, FailResult, Failure, Lease, Store, StoreError,
+    Suspended, Suspension,
 };
 use tokio::sync::{mpsc, oneshot};
 use tracing::warn;
@@ -40,6 +41,10 @@ pub(super) enum Transition {
     Release(&'static str),
     /// running → cancelled; the reason becomes `last_error`, the log (if any) is stored.
     Cancel(std::borrow::Cow<'static, str>, Option<AttemptLog>),
+    /// running → waiting or pending without using the attempt (a durable wait, a
+    /// snooze); the failure is written instead when the store refuses the snooze (over
+    /// the limit).
+    Suspend(Suspension, Failure),
 }
 
 impl Transition {
@@ -52,6 +57,13 @@ impl Transition {
             }
             Transition::Fail(failure) => Transition::Fail(Failure { log, ..failure }),
             Transition::Cancel(reason, _) => Transition::Cancel(reason, log),
+            Transition::Suspend(suspension, failure) => Transition::Suspend(
+                Suspension {
+                    log: log.clone(),
+                    ..suspension
+                },
+                Failure { log, ..failure },
+            ),
             release @ Transition::Release(_) => release,
         }
     }
@@ -141,6 +153,17 @@ impl Completer {
             })
             .await
             .map_err(Unwritten::from),
+            Transition::Suspend(suspension, over_limit) => {
+                match persist(self.patience, || self.store.suspend(&lease, &suspension)).await {
+                    Ok(Suspended::SnoozeLimit) => self
+                        .batched(|reply| Pending::Fail(lease, over_limit, reply))
+                        .await
+                        .map(FailResult::outcome),
+                    Ok(Suspended::Cancelled) => Ok(AttemptOutcome::Cancelled),
+                    Ok(Suspended::Waiting | Suspended::Pending) => Ok(AttemptOutcome::Suspended),
+                    Err(error) => Err(Unwritten::from(error)),
+                }
+            }
         };
         let job_id = lease.job_id;
         match written {

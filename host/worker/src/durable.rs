@@ -12,10 +12,10 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use sluice_sandbox::{
-    DurableGrant, Failure, JournalEntry, JournalError, JournalSink, Outcome, PersistFuture,
-    RunReport,
+    ChildOutcome, ChildState, DurableGrant, Failure, JournalEntry, JournalError, JournalSink,
+    Outcome, PersistFuture, RunReport, WaitFuture,
 };
-use sluice_store::{AppendError, Store};
+use sluice_store::{AppendError, JobState, Store, StoreError};
 use tracing::warn;
 use uuid::Uuid;
 
@@ -72,6 +72,59 @@ impl JournalSink for StoreSink {
                 Err(e) => Err(JournalError::Unavailable(e.to_string())),
             }
         })
+    }
+
+    fn take_signal<'a>(&'a self, name: &'a str, seq: u32) -> WaitFuture<'a, Option<Vec<u8>>> {
+        let (store, job_id, lease) = (self.store.clone(), self.job_id, self.lease);
+        let name = name.to_owned();
+        let seq = i32::try_from(seq).unwrap_or(i32::MAX);
+        let taken = self
+            .runtime
+            .spawn(async move { store.take_signal(job_id, lease, &name, seq).await });
+        Box::pin(async move { on_runtime(taken.await) })
+    }
+
+    fn children<'a>(&'a self, ids: &'a [u64]) -> WaitFuture<'a, Vec<Option<ChildOutcome>>> {
+        let (store, job_id) = (self.store.clone(), self.job_id);
+        let wanted: Vec<i64> = ids
+            .iter()
+            .map(|&id| i64::try_from(id).unwrap_or(i64::MAX))
+            .collect();
+        let read = self
+            .runtime
+            .spawn(async move { store.child_outcomes(job_id, &wanted).await });
+        Box::pin(async move {
+            let finished = on_runtime(read.await)?;
+            Ok(ids
+                .iter()
+                .map(|&id| {
+                    let child = finished.iter().find(|c| c.id as u64 == id)?;
+                    let state = match child.state {
+                        JobState::Completed => ChildState::Completed,
+                        JobState::Dead => ChildState::Dead,
+                        JobState::Cancelled => ChildState::Cancelled,
+                        _ => return None,
+                    };
+                    Some(ChildOutcome {
+                        state,
+                        output: child.output.clone(),
+                        error: child.error.clone(),
+                    })
+                })
+                .collect())
+        })
+    }
+}
+
+/// A store call run on the worker's runtime, as the journal's waits take it.
+fn on_runtime<T>(
+    joined: Result<Result<T, StoreError>, tokio::task::JoinError>,
+) -> Result<T, JournalError> {
+    match joined {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(StoreError::LeaseLost { .. })) => Err(JournalError::LeaseLost),
+        Ok(Err(error)) => Err(JournalError::Unavailable(error.to_string())),
+        Err(error) => Err(JournalError::Unavailable(error.to_string())),
     }
 }
 

@@ -8,7 +8,9 @@
 //! retry versus dead): the store's statements do that.
 
 use sluice_sandbox::{Failure as SandboxFailure, JobInput, Outcome, RunReport};
-use sluice_store::{AttemptLog, AttemptOutcome, Backoff, ClaimedJob, Completion, Failure, NewJob};
+use sluice_store::{
+    AttemptLog, AttemptOutcome, Backoff, ClaimedJob, Completion, Failure, NewJob, Parent,
+};
 use tracing::{Instrument, info, warn};
 
 use super::attempt::{AttemptContext, Executing, Interrupt, StopReason, record, span as job_span};
@@ -16,6 +18,7 @@ use super::completer::{Recorded, Transition};
 use super::durable;
 use super::follow_ups::to_new_job;
 use super::registry::ResolveError;
+use super::suspension;
 
 /// The queue transition for what the sandbox reported (with the follow-up jobs a
 /// completed attempt asked for, as the store takes them), given why (if at all) the
@@ -59,6 +62,16 @@ pub(super) fn transition(
             fuel_used,
             log: None,
         }),
+        Outcome::Suspended(why) => match follow_ups {
+            Ok(follow_ups) => suspension::transition(why, follow_ups, fuel_used, backoff),
+            Err(why) => Transition::Fail(Failure {
+                error: format!("follow-up jobs refused: {why}"),
+                fatal: false,
+                backoff,
+                fuel_used,
+                log: None,
+            }),
+        },
     })
 }
 
@@ -157,9 +170,20 @@ pub(super) async fn run_attempt(
             // Stored with the attempt's end; `None` (nothing stored) when it logged nothing.
             let log = AttemptLog::captured(logs, logs_dropped_bytes);
             let children = follow_ups.len();
+            // A suspension inserts them itself: each names its parent and its place among
+            // the job's follow-ups (the same in every run, so a replay creates none twice).
+            let suspended = matches!(outcome, Outcome::Suspended(_));
             let follow_ups = follow_ups
                 .into_iter()
-                .map(|asked| to_new_job(&tenant, asked))
+                .enumerate()
+                .map(|(seq, asked)| {
+                    let mut job = to_new_job(&tenant, asked)?;
+                    if suspended {
+                        let seq = i32::try_from(seq).unwrap_or(i32::MAX);
+                        job.parent = Some(Parent { id, seq });
+                    }
+                    Ok(job)
+                })
                 .collect();
             // The common case (completed, no guest output) logs nothing: no span for it.
             let quiet = log.is_none() && matches!(outcome, Outcome::Completed { .. });

@@ -13,7 +13,9 @@
 use std::sync::{Arc, Weak};
 
 use chrono::DateTime;
-use sluice_sandbox::{CheckFuture, FollowUp, FollowUpCheck, FollowUpGrant, FollowUpRefusal};
+use sluice_sandbox::{
+    CheckFuture, FollowUp, FollowUpCheck, FollowUpGrant, FollowUpRefusal, ReserveFuture,
+};
 use sluice_store::{EVENT_JOB_TYPE, EventRequest, KeyScope, NewJob, RunAt, TenantRecord, priority};
 
 /// Follow-up jobs one attempt may enqueue when its tenant sets no cap.
@@ -28,6 +30,9 @@ pub const DEFAULT_MAX_FOLLOW_UP_BYTES: u64 = 16 << 20;
 pub(super) trait JobTypeLookup: Send + Sync {
     /// `Ok` when `tenant` has `job_type`; the refusal to give the guest otherwise.
     fn has_job_type<'a>(self: Arc<Self>, tenant: &'a str, job_type: &'a str) -> CheckFuture<'a>;
+
+    /// A fresh job id for a follow-up of contract 0.3 (the store's sequence).
+    fn reserve_id(self: Arc<Self>) -> ReserveFuture<'static>;
 }
 
 /// The grant for the attempts of `tenant`'s jobs (the registry caches it with the
@@ -81,6 +86,12 @@ fn new_job(tenant: &str, follow_up: &FollowUp, payload: Vec<u8>) -> Result<NewJo
     if let Some(key) = &follow_up.idempotency_key {
         job = job.with_idempotency_key(key.clone(), KeyScope::Retained);
     }
+    job.concurrency_key = follow_up.concurrency_key.clone();
+    // An event's id is 0: it names no job.
+    job.id = follow_up
+        .id
+        .filter(|&id| id != 0)
+        .map(|id| i64::try_from(id).unwrap_or(i64::MAX));
     job.validate().map_err(|e| e.to_string())?;
     Ok(job)
 }
@@ -141,5 +152,16 @@ impl FollowUpCheck for TenantJobTypes {
                 .has_job_type(&self.tenant, &follow_up.job_type)
                 .await
         })
+    }
+
+    fn reserve_id(&self) -> ReserveFuture<'_> {
+        match self.job_types.upgrade() {
+            Some(job_types) => job_types.reserve_id(),
+            None => Box::pin(async {
+                Err(FollowUpRefusal::Unavailable(
+                    "the worker is shutting down".to_owned(),
+                ))
+            }),
+        }
     }
 }

@@ -17,7 +17,8 @@
 //!    background services
 //! 2. `slots`, `fair_queue`: the jobs it holds, and the queue fair between tenants
 //! 3. `executor`, `webhook_attempt`: one attempt of a component, of a webhook delivery;
-//!    `durable`: a durable job's journal and pinned component, for `executor`
+//!    `durable`: a durable job's journal and pinned component, for `executor`;
+//!    `suspension`: a run that suspended, as the store records it
 //! 4. `attempt`: what every attempt shares (its context, interrupt, slot guard)
 //! 5. `registry`, `record_cache`, `follow_ups`: job types, tenants and components as
 //!    attempts need them, cached; the follow-up jobs a guest may ask for
@@ -45,6 +46,7 @@ mod registry;
 pub mod services;
 mod shutdown;
 mod slots;
+mod suspension;
 mod wakeup;
 mod webhook_attempt;
 

@@ -19,8 +19,8 @@ use anyhow::{Context, anyhow};
 use chrono::{DateTime, Utc};
 use sluice_egress::Grant;
 use sluice_sandbox::{
-    CheckFuture, Contract, FollowUpGrant, FollowUpRefusal, Grants, HttpGrant, Limits, Sandbox,
-    SecretGrant, TaskComponent,
+    CheckFuture, Contract, FollowUpGrant, FollowUpRefusal, Grants, HttpGrant, Limits,
+    ReserveFuture, Sandbox, SecretGrant, TaskComponent,
 };
 use sluice_secrets::Keyring;
 use sluice_store::{Backoff, JobTypeRecord, Store, TenantLimits, TenantRecord};
@@ -415,6 +415,18 @@ impl JobTypeLookup for Registry {
                     Err(FollowUpRefusal::Unavailable(format!("{error:#}")))
                 }
                 Err(other) => Err(FollowUpRefusal::Unavailable(other.to_string())),
+            }
+        })
+    }
+
+    fn reserve_id(self: Arc<Self>) -> ReserveFuture<'static> {
+        Box::pin(async move {
+            match self.store().reserve_job_ids(1).await {
+                Ok(ids) => ids
+                    .first()
+                    .map(|&id| id as u64)
+                    .ok_or_else(|| FollowUpRefusal::Unavailable("no id reserved".to_owned())),
+                Err(error) => Err(FollowUpRefusal::Unavailable(error.to_string())),
             }
         })
     }

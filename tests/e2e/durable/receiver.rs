@@ -1,5 +1,5 @@
 //! A real HTTP receiver on 127.0.0.1 for the durable tests: it records every request's
-//! step (`{"step": i}` in the body) and `Idempotency-Key` header before answering
+//! step (`{"step": i}` in the body), its `signal` and `Idempotency-Key` header before answering
 //! `200 step-i`, and can hold its answer to the first request of one step for a while
 //! (so a test kills the worker while that request is in flight) or answer a step's first
 //! request with a 500.
@@ -14,6 +14,8 @@ use std::time::Duration;
 pub struct Seen {
     pub step: u64,
     pub key: Option<String>,
+    /// The body's `signal` (what `durable-steps` awaited before this step), if any.
+    pub signal: Option<serde_json::Value>,
 }
 
 #[derive(Default)]
@@ -100,14 +102,13 @@ impl Receiver {
         if reader.read_exact(&mut body).is_err() {
             return;
         }
-        let step = serde_json::from_slice::<serde_json::Value>(&body)
-            .ok()
-            .and_then(|v| v["step"].as_u64())
-            .unwrap_or(0);
+        let body = serde_json::from_slice::<serde_json::Value>(&body).unwrap_or_default();
+        let step = body["step"].as_u64().unwrap_or(0);
+        let signal = body.get("signal").cloned();
         let first = {
             let mut seen = self.seen.lock().unwrap();
             let first = !seen.iter().any(|s| s.step == step);
-            seen.push(Seen { step, key });
+            seen.push(Seen { step, key, signal });
             first
         };
         let (hold, fail) = {

@@ -1,4 +1,4 @@
-//! Job endpoints: enqueue (one or a batch), read (a job, its attempts), list, cancel,
+//! Job endpoints: enqueue (one or a batch), read (a job, its attempts), list, cancel, signal,
 //! retry. Each handler
 //! checks the caller's rate where it enqueues, calls one or two store methods scoped by
 //! `caller.tenant`, and shapes the answer. Another tenant's job is a 404 like a missing
@@ -16,7 +16,11 @@ use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use super::job_views::{BatchRequest, EnqueueRequest, ListParams};
 use super::state::AppState;
 use super::validate;
-use sluice_wire::{AttemptView, BatchItem, BatchResponse, JobListItem, JobPage, JobView};
+use serde::Deserialize;
+use sluice_wire::{
+    AttemptView, BatchItem, BatchResponse, JobListItem, JobPage, JobView, SignalSent, schemas,
+};
+use utoipa::ToSchema;
 
 /// Most jobs one `POST /v1/jobs:batch` may carry.
 pub const MAX_BATCH: usize = 1000;
@@ -246,4 +250,51 @@ pub async fn retry_job(
 ) -> Result<Json<JobView>, ApiError> {
     state.store().retry(Some(&caller.tenant), id).await?;
     Ok(Json(load(&state, &caller, id).await?))
+}
+
+/// A signal's payload.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SignalRequest {
+    /// JSON the job's `await-signal` returns (absent or null: it returns `null`).
+    #[schema(schema_with = schemas::any_json)]
+    pub payload: Option<serde_json::Value>,
+}
+
+/// Send a signal to a job: a durable job awaiting this name wakes now; otherwise the
+/// signal is kept until the job awaits it (docs/durable.md).
+#[utoipa::path(
+    post, path = "/v1/jobs/{id}/signals/{name}", tag = "jobs",
+    params(
+        ("id" = i64, Path, description = "Job id"),
+        ("name" = String, Path, description = "The signal's name, 1 to 128 characters"),
+    ),
+    request_body = SignalRequest,
+    responses(
+        (status = 200, description = "Sent (and whether it woke the job)", body = SignalSent),
+        (status = 400, description = "A malformed name or payload (named)", body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "The job is already finished", body = ErrorBody),
+        (status = 429, description = "Over the tenant's enqueue rate", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn send_signal(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath((id, name)): ApiPath<(i64, String)>,
+    ApiJson(request): ApiJson<SignalRequest>,
+) -> Result<Json<SignalSent>, ApiError> {
+    caller.take_enqueue_tokens(&state, 1)?;
+    let payload = request.payload.filter(|p| !p.is_null());
+    let woke = state
+        .store()
+        .send_signal(Some(&caller.tenant), id, &name, payload.as_ref())
+        .await?;
+    Ok(Json(SignalSent {
+        job_id: id,
+        name,
+        woke,
+    }))
 }

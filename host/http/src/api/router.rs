@@ -58,6 +58,7 @@ fn json_routes(state: &AppState) -> OpenApiRouter<AppState> {
         .routes(routes!(jobs::list_attempts))
         .routes(routes!(jobs::cancel_job))
         .routes(routes!(jobs::retry_job))
+        .routes(routes!(jobs::send_signal))
         .routes(routes!(attempt_logs::get_attempt_log))
         .routes(routes!(journal::get_journal))
         .routes(routes!(job_types::put_job_type, job_types::get_job_type))

@@ -10,7 +10,9 @@ use wasmtime::component::{HasSelf, Linker};
 
 use super::shape::{Attempt, Capability, StoreData};
 use crate::contract::Contract;
-use crate::host_imports::{sluice::task::host as v0_1, v0_2::sluice::task::host as v0_2};
+use crate::host_imports::{
+    sluice::task::host as v0_1, v0_2::sluice::task::host as v0_2, v0_3::sluice::task::host as v0_3,
+};
 use crate::log_buffer::LogBuffer;
 
 /// The capability (see [`Capability`]).
@@ -42,40 +44,34 @@ impl Capability for Log {
         if max >= Contract::V0_2 {
             v0_2::add_to_linker::<T, HasSelf<LogState>>(linker, get)?;
         }
+        if max >= Contract::V0_3 {
+            v0_3::add_to_linker::<T, HasSelf<LogState>>(linker, get)?;
+        }
         Ok(())
     }
 }
 
-impl v0_1::Host for LogState {
-    fn log(&mut self, level: v0_1::Level, message: String) {
-        let name = match level {
-            v0_1::Level::Trace => "TRACE",
-            v0_1::Level::Debug => "DEBUG",
-            v0_1::Level::Info => "INFO",
-            v0_1::Level::Warn => "WARN",
-            v0_1::Level::Error => "ERROR",
-        };
-        self.logs.line(name, &message);
-    }
+/// The same `Host` impl for each contract's `host` interface (identical WIT, one
+/// generated module per version).
+macro_rules! host_impl {
+    ($($version:ident),*) => {$(
+        impl $version::Host for LogState {
+            fn log(&mut self, level: $version::Level, message: String) {
+                let name = match level {
+                    $version::Level::Trace => "TRACE",
+                    $version::Level::Debug => "DEBUG",
+                    $version::Level::Info => "INFO",
+                    $version::Level::Warn => "WARN",
+                    $version::Level::Error => "ERROR",
+                };
+                self.logs.line(name, &message);
+            }
 
-    fn cancelled(&mut self) -> bool {
-        self.cancel.is_cancelled()
-    }
+            fn cancelled(&mut self) -> bool {
+                self.cancel.is_cancelled()
+            }
+        }
+    )*};
 }
 
-impl v0_2::Host for LogState {
-    fn log(&mut self, level: v0_2::Level, message: String) {
-        let name = match level {
-            v0_2::Level::Trace => "TRACE",
-            v0_2::Level::Debug => "DEBUG",
-            v0_2::Level::Info => "INFO",
-            v0_2::Level::Warn => "WARN",
-            v0_2::Level::Error => "ERROR",
-        };
-        self.logs.line(name, &message);
-    }
-
-    fn cancelled(&mut self) -> bool {
-        self.cancel.is_cancelled()
-    }
-}
+host_impl!(v0_1, v0_2, v0_3);

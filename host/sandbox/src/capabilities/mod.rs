@@ -3,7 +3,8 @@
 //! state, how that state is made from the grant, its linker setup, and the `Host` impls
 //! of its imports (on its state). Today: `log` (`sluice:task/host`, every attempt),
 //! `http` (`wasi:http`), `jobs` (follow-up jobs), `secrets`, `durable` (the journal of a
-//! durable job, which `http`, `jobs` and `secrets` record their results in).
+//! durable job, which `http`, `jobs` and `secrets` record their results in, and the
+//! waits of contract 0.3), `flow` (`snooze`, contract 0.3).
 //!
 //! The `capabilities!` list at the end of this file assembles them: [`Grants`] (one
 //! field per granted capability, as the host resolved it for the job's type and tenant),
@@ -98,4 +99,5 @@ capabilities! {
         /// The job's journal so far and where new entries go (`None`: not durable; no
         /// journal is read or written).
         durable: crate::journal::DurableGrant;
+    flow::Flow;
 }

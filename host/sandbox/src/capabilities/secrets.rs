@@ -1,4 +1,4 @@
-//! `sluice:task/secrets` (contract 0.2): `get(name)` answers from the attempt's
+//! `sluice:task/secrets` (contracts 0.2 and 0.3): `get(name)` answers from the attempt's
 //! [`SecretGrant`] only — `not-granted` for a name the type is not granted, `not-found`
 //! (and a `WARN` line in the attempt's log) for a granted name the tenant has not set,
 //! else the value, which is then recorded in the attempt's [`SecretsState`] so that
@@ -17,6 +17,7 @@ use wasmtime::component::{HasSelf, Linker};
 use super::shape::{Attempt, Capability, StoreData};
 use crate::contract::Contract;
 use crate::host_imports::v0_2::sluice::task::secrets::{self as v0_2, Host, SecretError};
+use crate::host_imports::v0_3::sluice::task::secrets as v0_3;
 use crate::journal::Journal;
 use crate::log_buffer::LogBuffer;
 
@@ -65,6 +66,9 @@ impl Capability for Secrets {
     ) -> wasmtime::Result<()> {
         if max >= Contract::V0_2 {
             v0_2::add_to_linker::<T, HasSelf<SecretsState>>(linker, get)?;
+        }
+        if max >= Contract::V0_3 {
+            v0_3::add_to_linker::<T, HasSelf<SecretsState>>(linker, get)?;
         }
         Ok(())
     }
@@ -142,6 +146,16 @@ impl Host for SecretsState {
             b"not-found" => Err(SecretError::NotFound),
             _ => Err(SecretError::NotGranted),
         }
+    }
+}
+
+/// 0.3's `get` is 0.2's, under its 0.3 name.
+impl v0_3::Host for SecretsState {
+    fn get(&mut self, name: String) -> Result<String, v0_3::SecretError> {
+        Host::get(self, name).map_err(|e| match e {
+            SecretError::NotGranted => v0_3::SecretError::NotGranted,
+            SecretError::NotFound => v0_3::SecretError::NotFound,
+        })
     }
 }
 

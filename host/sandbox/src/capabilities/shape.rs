@@ -18,6 +18,7 @@ use wasmtime_wasi_http::WasiHttpView;
 use crate::contract::Contract;
 use crate::journal::Journal;
 use crate::log_buffer::LogBuffer;
+use crate::suspend::RunShared;
 
 /// One capability: a `sluice:task` (or `wasi:*`) interface the host serves a guest.
 pub(crate) trait Capability {
@@ -51,6 +52,8 @@ pub(crate) struct Attempt<'a> {
     pub connector: Option<&'a Connector>,
     /// The journal of a durable job (`None`: not durable).
     pub journal: Option<&'a Journal>,
+    /// What the run's capabilities share: its suspension, the ids `enqueue` returned.
+    pub run: &'a RunShared,
 }
 
 /// The data of an attempt's store as the capabilities see it: WASI's and wasi:http's

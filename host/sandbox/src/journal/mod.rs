@@ -16,6 +16,9 @@
 
 pub(crate) mod clocks;
 pub(crate) mod codec;
+pub(crate) mod waits;
+
+pub use waits::{ChildOutcome, ChildState, WaitFuture};
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -54,10 +57,21 @@ pub enum JournalError {
 /// The future a [`JournalSink`] returns.
 pub type PersistFuture<'a> = Pin<Box<dyn Future<Output = Result<(), JournalError>> + Send + 'a>>;
 
-/// Where the host makes new entries durable (the worker: one fenced append per call).
+/// Where the host makes new entries durable (the worker: one fenced append per call),
+/// and what a durable run's waits read (the worker: fenced statements on the job).
 pub trait JournalSink: Send + Sync {
     /// Appends `entries` (consecutive, continuing what is stored) under the attempt's lease.
     fn persist<'a>(&'a self, entries: &'a [JournalEntry]) -> PersistFuture<'a>;
+
+    /// Takes the signal `name` sent to the job for the call at `seq`: the one an earlier
+    /// run took at this `seq` if any (a run that failed before journaling it gets it
+    /// again), else the oldest not yet taken; its payload as JSON text (`null` when sent
+    /// without one). `None`: no such signal (yet). Under the attempt's lease.
+    fn take_signal<'a>(&'a self, name: &'a str, seq: u32) -> WaitFuture<'a, Option<Vec<u8>>>;
+
+    /// How each of `ids` (this job's follow-up jobs) ended, in the order of `ids`; `None`
+    /// for one that has not finished (or does not exist yet).
+    fn children<'a>(&'a self, ids: &'a [u64]) -> WaitFuture<'a, Vec<Option<ChildOutcome>>>;
 }
 
 /// A durable attempt: its job, what earlier attempts recorded, where new entries go.

@@ -11,15 +11,24 @@ use crate::common::http_server::TestServer;
 use crate::common::*;
 use sluice_egress::{AllowList, Grant, NetworkPolicy};
 use sluice_sandbox::{
-    CancellationToken, DurableGrant, EgressConfig, Failure, Grants, HttpGrant, JournalEntry,
-    JournalError, JournalSink, Outcome, PersistFuture, RunReport, Sandbox, SandboxConfig,
+    CancellationToken, ChildOutcome, DurableGrant, EgressConfig, Failure, Grants, HttpGrant,
+    JournalEntry, JournalError, JournalSink, Outcome, PersistFuture, RunReport, Sandbox,
+    SandboxConfig, WaitFuture,
 };
 
-/// Appends in memory, refusing an append that would pass `cap` entries.
+/// A signal sent to the job: (name, payload, the call that took it).
+pub(crate) type SentSignal = (String, Vec<u8>, Option<u32>);
+
+/// Appends in memory, refusing an append that would pass `cap` entries; signals sent and
+/// children finished are kept in memory too.
 #[derive(Default)]
-struct MemorySink {
-    entries: Mutex<Vec<JournalEntry>>,
+pub(crate) struct MemorySink {
+    pub(crate) entries: Mutex<Vec<JournalEntry>>,
     cap: Option<usize>,
+    /// (name, payload, taken at seq).
+    pub(crate) signals: Mutex<Vec<SentSignal>>,
+    /// (id, outcome) of finished children.
+    pub(crate) finished: Mutex<Vec<(u64, ChildOutcome)>>,
 }
 
 impl JournalSink for MemorySink {
@@ -38,9 +47,35 @@ impl JournalSink for MemorySink {
             Ok(())
         })
     }
+
+    fn take_signal<'a>(&'a self, name: &'a str, seq: u32) -> WaitFuture<'a, Option<Vec<u8>>> {
+        Box::pin(async move {
+            let mut signals = self.signals.lock().unwrap();
+            let again = signals.iter().position(|s| s.0 == name && s.2 == Some(seq));
+            let oldest = || signals.iter().position(|s| s.0 == name && s.2.is_none());
+            let Some(at) = again.or_else(oldest) else {
+                return Ok(None);
+            };
+            signals[at].2 = Some(seq);
+            Ok(Some(signals[at].1.clone()))
+        })
+    }
+
+    fn children<'a>(&'a self, ids: &'a [u64]) -> WaitFuture<'a, Vec<Option<ChildOutcome>>> {
+        Box::pin(async move {
+            let finished = self.finished.lock().unwrap();
+            Ok(ids
+                .iter()
+                .map(|id| finished.iter().find(|f| f.0 == *id).map(|f| f.1.clone()))
+                .collect())
+        })
+    }
 }
 
-fn durable(recorded: Vec<JournalEntry>, sink: &Arc<MemorySink>) -> Option<Arc<DurableGrant>> {
+pub(crate) fn durable(
+    recorded: Vec<JournalEntry>,
+    sink: &Arc<MemorySink>,
+) -> Option<Arc<DurableGrant>> {
     Some(Arc::new(DurableGrant {
         job_id: 7,
         recorded,
@@ -48,7 +83,7 @@ fn durable(recorded: Vec<JournalEntry>, sink: &Arc<MemorySink>) -> Option<Arc<Du
     }))
 }
 
-fn opened() -> Sandbox {
+pub(crate) fn opened() -> Sandbox {
     Sandbox::new(SandboxConfig {
         egress: EgressConfig {
             networks: NetworkPolicy::parse(["127.0.0.1/32"]).unwrap(),
@@ -59,7 +94,7 @@ fn opened() -> Sandbox {
     .unwrap()
 }
 
-fn http(server: &TestServer) -> Option<Arc<HttpGrant>> {
+pub(crate) fn http(server: &TestServer) -> Option<Arc<HttpGrant>> {
     let loopback = NetworkPolicy::parse(["127.0.0.1/32"]).unwrap();
     Some(Arc::new(HttpGrant {
         grant: Grant::new(AllowList::parse_with(&[server.origin()], &loopback).unwrap()),

@@ -8,6 +8,7 @@ mod common;
 mod concurrency;
 mod disk_cache;
 mod durable;
+mod durable_waits;
 mod egress;
 mod egress_caps;
 mod egress_languages;

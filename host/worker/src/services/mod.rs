@@ -1,5 +1,6 @@
 //! The background services a host runs beside (or without) its claim loop: the reaper of
-//! expired leases, the cron scheduler, retention and a scheduler's registry heartbeat.
+//! expired leases, the waker of waiting durable jobs, the cron scheduler, retention and a
+//! scheduler's registry heartbeat.
 //! Each has one shape: a config, a [`Service::run_once`] that does one pass and returns a
 //! report (logged and counted in the metrics by the service itself), and the shared
 //! [`run`] loop that staggers the first pass, waits as the report says between passes,
@@ -12,6 +13,7 @@ pub mod heartbeat;
 pub mod reaper;
 pub mod retention;
 pub mod scheduler;
+pub mod waker;
 
 use std::fmt::Debug;
 use std::time::Duration;

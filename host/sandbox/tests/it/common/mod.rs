@@ -96,6 +96,7 @@ pub fn output(report: &RunReport) -> &[u8] {
             f.reason(),
             String::from_utf8_lossy(&report.logs)
         ),
+        Outcome::Suspended(why) => panic!("expected completion, the run suspended: {why}"),
     }
 }
 
@@ -106,6 +107,7 @@ pub fn reason(report: &RunReport) -> String {
             output.len()
         ),
         Outcome::Failed(f) => f.reason(),
+        Outcome::Suspended(why) => panic!("expected a failure, the run suspended: {why}"),
     }
 }
 

@@ -1,4 +1,6 @@
-//! Follow-up jobs (`sluice:task/jobs` of contract 0.2): the host side of `enqueue`.
+//! Follow-up jobs (`sluice:task/jobs` of contracts 0.2 and 0.3): the host side of
+//! `enqueue` (0.3's, which returns the job's id reserved by the host's check, is in
+//! `v0_3.rs`).
 //! Each call is checked (the attempt's caps on count and payload bytes here; the job
 //! type, the options and the payload by the host's [`FollowUpCheck`]) and buffered in the
 //! attempt's [`FollowUpBuffer`] (its state; the grant is [`FollowUpGrant`]); the buffer is handed back in [`crate::RunReport::follow_ups`], for
@@ -22,8 +24,15 @@ use crate::contract::Contract;
 use crate::host_imports::v0_2::sluice::task::jobs::{
     self as v0_2, EnqueueError, EnqueueOptions, Host,
 };
+use crate::host_imports::v0_3::sluice::task::jobs as v0_3_jobs;
 use crate::journal::codec::short_hash;
 use crate::journal::{Journal, Step};
+use crate::suspend::RunShared;
+
+mod v0_3;
+
+/// The reserved job type whose follow-ups are events, not jobs (id 0).
+const EVENT_JOB_TYPE: &str = "sluice.event";
 
 /// The capability (see [`Capability`]).
 pub(crate) struct Jobs;
@@ -35,6 +44,7 @@ impl Capability for Jobs {
     fn state(grant: Option<Arc<FollowUpGrant>>, attempt: &Attempt<'_>) -> FollowUpBuffer {
         let mut buffer = FollowUpBuffer::new(grant);
         buffer.journal = attempt.journal.cloned();
+        buffer.run = attempt.run.clone();
         buffer
     }
 
@@ -45,6 +55,9 @@ impl Capability for Jobs {
     ) -> wasmtime::Result<()> {
         if max >= Contract::V0_2 {
             v0_2::add_to_linker::<T, HasSelf<FollowUpBuffer>>(linker, get)?;
+        }
+        if max >= Contract::V0_3 {
+            v0_3_jobs::add_to_linker::<T, HasSelf<FollowUpBuffer>>(linker, get)?;
         }
         Ok(())
     }
@@ -69,6 +82,11 @@ pub struct FollowUp {
     pub max_attempts: Option<u32>,
     /// Per tenant: a key another job holds makes no new job.
     pub idempotency_key: Option<String>,
+    /// The type's per-key limits apply to jobs with the same key (contract 0.3).
+    pub concurrency_key: Option<String>,
+    /// The id the host reserved for it (contract 0.3's `enqueue` returns it; `None` for
+    /// 0.2's and for events).
+    pub id: Option<u64>,
 }
 
 /// Why the host's check refused a follow-up job.
@@ -85,11 +103,19 @@ pub enum FollowUpRefusal {
 /// The future a [`FollowUpCheck`] returns.
 pub type CheckFuture<'a> = Pin<Box<dyn Future<Output = Result<(), FollowUpRefusal>> + Send + 'a>>;
 
+/// The future of [`FollowUpCheck::reserve_id`].
+pub type ReserveFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<u64, FollowUpRefusal>> + Send + 'a>>;
+
 /// The host's check of one follow-up job, made when the guest asks for it (the job's
 /// tenant is the attempt's; the host knows it).
 pub trait FollowUpCheck: Send + Sync {
     /// `Ok` if the job may be enqueued; otherwise why not, passed to the guest.
     fn check<'a>(&'a self, follow_up: &'a FollowUp) -> CheckFuture<'a>;
+
+    /// A job id no job has or will be given otherwise, for a checked follow-up of
+    /// contract 0.3 (the job is inserted under it if the run completes or suspends).
+    fn reserve_id(&self) -> ReserveFuture<'_>;
 }
 
 /// What an attempt may enqueue: its caps and the host's check.
@@ -134,6 +160,8 @@ pub(crate) struct FollowUpBuffer {
     bytes: u64,
     /// A durable job's journal: each `enqueue` is journaled with its answer.
     journal: Option<Journal>,
+    /// The run: the ids 0.3's `enqueue` returned are noted there.
+    run: RunShared,
 }
 
 impl FollowUpBuffer {
@@ -143,6 +171,7 @@ impl FollowUpBuffer {
             jobs: Vec::new(),
             bytes: 0,
             journal: None,
+            run: RunShared::default(),
         }
     }
 
@@ -152,16 +181,16 @@ impl FollowUpBuffer {
     }
 
     /// The caps' verdict on one more job of `payload` bytes.
-    fn admit(&self, grant: &FollowUpGrant, payload: usize) -> Result<(), EnqueueError> {
+    fn admit(&self, grant: &FollowUpGrant, payload: usize) -> Result<(), Refused> {
         if self.jobs.len() as u64 >= u64::from(grant.max_count) {
-            return Err(EnqueueError::LimitExceeded(format!(
+            return Err(Refused::LimitExceeded(format!(
                 "this attempt already enqueued {} follow-up jobs, its cap (the tenant's max_follow_ups)",
                 grant.max_count
             )));
         }
         let bytes = self.bytes.saturating_add(payload as u64);
         if bytes > grant.max_bytes {
-            return Err(EnqueueError::LimitExceeded(format!(
+            return Err(Refused::LimitExceeded(format!(
                 "this attempt's follow-up payloads would be {bytes} bytes, over its cap of {} (the tenant's max_follow_up_bytes)",
                 grant.max_bytes
             )));
@@ -170,13 +199,33 @@ impl FollowUpBuffer {
     }
 }
 
+/// Why an `enqueue` was refused, whatever the contract (each version's
+/// `enqueue-error` has these cases).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Refused {
+    UnknownJobType(String),
+    Invalid(String),
+    LimitExceeded(String),
+}
+
+impl From<Refused> for EnqueueError {
+    fn from(refused: Refused) -> Self {
+        match refused {
+            Refused::UnknownJobType(m) => EnqueueError::UnknownJobType(m),
+            Refused::Invalid(m) => EnqueueError::Invalid(m),
+            Refused::LimitExceeded(m) => EnqueueError::LimitExceeded(m),
+        }
+    }
+}
+
+/// The follow-up job 0.2's `enqueue` asks for.
 fn follow_up(
     job_type: String,
     payload: Vec<u8>,
     options: EnqueueOptions,
-) -> Result<FollowUp, EnqueueError> {
+) -> Result<FollowUp, Refused> {
     if options.delay_ms.is_some() && options.run_at_ms.is_some() {
-        return Err(EnqueueError::Invalid(
+        return Err(Refused::Invalid(
             "set at most one of delay-ms and run-at-ms".to_owned(),
         ));
     }
@@ -188,6 +237,8 @@ fn follow_up(
         run_at_ms: options.run_at_ms,
         max_attempts: options.max_attempts,
         idempotency_key: options.idempotency_key,
+        concurrency_key: None,
+        id: None,
     })
 }
 
@@ -198,92 +249,126 @@ impl Host for FollowUpBuffer {
         payload: Vec<u8>,
         options: EnqueueOptions,
     ) -> wasmtime::Result<Result<(), EnqueueError>> {
-        let Some(journal) = self.journal.clone() else {
-            return self.enqueue_live(job_type, payload, options).await;
-        };
         let fingerprint = format!(
             "{job_type} #{}",
             short_hash(format!("{payload:?} {options:?}").as_bytes())
         );
+        let job = follow_up(job_type, payload, options);
+        let answer = self.enqueue(job, fingerprint, false).await?;
+        Ok(answer.map(|_| ()).map_err(EnqueueError::from))
+    }
+}
+
+/// An `enqueue` answer as journaled: `ok` (0.2) or `ok` and the id on a second line
+/// (0.3), or the error's case and message on two lines.
+fn encode(answer: &Result<Option<u64>, Refused>) -> (Vec<u8>, String) {
+    let (case, message) = match answer {
+        Ok(None) => return (b"ok".to_vec(), "ok".to_owned()),
+        Ok(Some(id)) => return (format!("ok\n{id}").into_bytes(), format!("ok, job {id}")),
+        Err(Refused::UnknownJobType(m)) => ("unknown-job-type", m),
+        Err(Refused::Invalid(m)) => ("invalid", m),
+        Err(Refused::LimitExceeded(m)) => ("limit-exceeded", m),
+    };
+    (format!("{case}\n{message}").into_bytes(), case.to_owned())
+}
+
+fn decode(bytes: &[u8]) -> Result<Option<u64>, Refused> {
+    let text = String::from_utf8_lossy(bytes);
+    let (case, message) = text.split_once('\n').unwrap_or((&text, ""));
+    let message = message.to_owned();
+    match case {
+        "ok" => Ok(message.parse().ok()),
+        "unknown-job-type" => Err(Refused::UnknownJobType(message)),
+        "limit-exceeded" => Err(Refused::LimitExceeded(message)),
+        _ => Err(Refused::Invalid(message)),
+    }
+}
+
+impl FollowUpBuffer {
+    /// One `enqueue` of either contract: journaled (durable) or live. `with_id`: reserve
+    /// the job's id (0.3; an event's is 0). The answer is the id (`None` without one).
+    async fn enqueue(
+        &mut self,
+        job: Result<FollowUp, Refused>,
+        fingerprint: String,
+        with_id: bool,
+    ) -> wasmtime::Result<Result<Option<u64>, Refused>> {
+        let Some(journal) = self.journal.clone() else {
+            return self.enqueue_live(job, with_id).await;
+        };
         match journal.step("enqueue", &fingerprint) {
             Step::Replay(result) => {
                 // Answered as recorded; an accepted job is buffered again (this run's
-                // completion inserts it) without asking the host's check again.
+                // completion or suspension inserts it, once) without asking the host's
+                // check again, under the id it was given.
                 let answer = decode(&result);
-                if answer.is_ok()
-                    && let Ok(job) = follow_up(job_type, payload, options)
-                {
-                    self.bytes += job.payload.len() as u64;
-                    self.jobs.push(job);
+                if let (Ok(id), Ok(mut job)) = (&answer, job) {
+                    job.id = *id;
+                    self.buffer(job);
                 }
                 Ok(answer)
             }
-            Step::Diverged => Ok(Err(EnqueueError::Invalid(
+            Step::Diverged => Ok(Err(Refused::Invalid(
                 "the replay diverged from the journal".to_owned(),
             ))),
             Step::Live(seq) => {
-                let answer = self.enqueue_live(job_type, payload, options).await?;
+                let answer = self.enqueue_live(job, with_id).await?;
                 let (bytes, summary) = encode(&answer);
                 journal.record(seq, "enqueue", fingerprint, summary, bytes);
                 Ok(answer)
             }
         }
     }
-}
 
-/// An `enqueue` answer as journaled: `ok`, or the error's case and message on two lines.
-fn encode(answer: &Result<(), EnqueueError>) -> (Vec<u8>, String) {
-    let (case, message) = match answer {
-        Ok(()) => return (b"ok".to_vec(), "ok".to_owned()),
-        Err(EnqueueError::UnknownJobType(m)) => ("unknown-job-type", m),
-        Err(EnqueueError::Invalid(m)) => ("invalid", m),
-        Err(EnqueueError::LimitExceeded(m)) => ("limit-exceeded", m),
-    };
-    (format!("{case}\n{message}").into_bytes(), case.to_owned())
-}
-
-fn decode(bytes: &[u8]) -> Result<(), EnqueueError> {
-    let text = String::from_utf8_lossy(bytes);
-    let (case, message) = text.split_once('\n').unwrap_or((&text, ""));
-    let message = message.to_owned();
-    match case {
-        "ok" => Ok(()),
-        "unknown-job-type" => Err(EnqueueError::UnknownJobType(message)),
-        "limit-exceeded" => Err(EnqueueError::LimitExceeded(message)),
-        _ => Err(EnqueueError::Invalid(message)),
+    fn buffer(&mut self, job: FollowUp) {
+        if let Some(id) = job.id {
+            self.run.enqueued(id);
+        }
+        self.bytes += job.payload.len() as u64;
+        self.jobs.push(job);
     }
-}
 
-impl FollowUpBuffer {
     async fn enqueue_live(
         &mut self,
-        job_type: String,
-        payload: Vec<u8>,
-        options: EnqueueOptions,
-    ) -> wasmtime::Result<Result<(), EnqueueError>> {
+        job: Result<FollowUp, Refused>,
+        with_id: bool,
+    ) -> wasmtime::Result<Result<Option<u64>, Refused>> {
         let Some(grant) = self.grant.clone() else {
-            return Ok(Err(EnqueueError::LimitExceeded(
+            return Ok(Err(Refused::LimitExceeded(
                 "this host runs the job without follow-up jobs".to_owned(),
             )));
         };
-        if let Err(refused) = self.admit(&grant, payload.len()) {
-            return Ok(Err(refused));
-        }
-        let job = match follow_up(job_type, payload, options) {
+        let mut job = match job {
             Ok(job) => job,
             Err(refused) => return Ok(Err(refused)),
         };
-        match grant.check.check(&job).await {
-            Ok(()) => {
-                self.bytes += job.payload.len() as u64;
-                self.jobs.push(job);
-                Ok(Ok(()))
+        if let Err(refused) = self.admit(&grant, job.payload.len()) {
+            return Ok(Err(refused));
+        }
+        let refusal = match grant.check.check(&job).await {
+            Ok(()) if !with_id => None,
+            Ok(()) if job.job_type == EVENT_JOB_TYPE => {
+                job.id = Some(0);
+                None
             }
-            Err(FollowUpRefusal::UnknownJobType(name)) => {
-                Ok(Err(EnqueueError::UnknownJobType(name)))
+            Ok(()) => match grant.check.reserve_id().await {
+                Ok(id) => {
+                    job.id = Some(id);
+                    None
+                }
+                Err(refusal) => Some(refusal),
+            },
+            Err(refusal) => Some(refusal),
+        };
+        match refusal {
+            None => {
+                let id = job.id;
+                self.buffer(job);
+                Ok(Ok(id))
             }
-            Err(FollowUpRefusal::Invalid(message)) => Ok(Err(EnqueueError::Invalid(message))),
-            Err(FollowUpRefusal::Unavailable(why)) => {
+            Some(FollowUpRefusal::UnknownJobType(name)) => Ok(Err(Refused::UnknownJobType(name))),
+            Some(FollowUpRefusal::Invalid(message)) => Ok(Err(Refused::Invalid(message))),
+            Some(FollowUpRefusal::Unavailable(why)) => {
                 Err(wasmtime::Error::new(FollowUpUnavailable(why)))
             }
         }
@@ -299,6 +384,10 @@ mod tests {
     impl FollowUpCheck for Anything {
         fn check<'a>(&'a self, _: &'a FollowUp) -> CheckFuture<'a> {
             Box::pin(async { Ok(()) })
+        }
+
+        fn reserve_id(&self) -> ReserveFuture<'_> {
+            Box::pin(async { Ok(1) })
         }
     }
 
@@ -329,7 +418,7 @@ mod tests {
             .jobs
             .push(follow_up("a".into(), vec![0; 4], options()).unwrap());
         buffer.bytes = 4;
-        let Err(EnqueueError::LimitExceeded(why)) = buffer.admit(&grant, 7) else {
+        let Err(Refused::LimitExceeded(why)) = buffer.admit(&grant, 7) else {
             panic!("11 bytes is over 10");
         };
         assert!(why.contains("max_follow_up_bytes"), "{why}");
@@ -337,7 +426,7 @@ mod tests {
         buffer
             .jobs
             .push(follow_up("b".into(), vec![0; 6], options()).unwrap());
-        let Err(EnqueueError::LimitExceeded(why)) = buffer.admit(&grant, 0) else {
+        let Err(Refused::LimitExceeded(why)) = buffer.admit(&grant, 0) else {
             panic!("a third job is over the count");
         };
         assert!(why.contains("max_follow_ups"), "{why}");
@@ -348,12 +437,13 @@ mod tests {
     #[test]
     fn journaled_answers_come_back_as_themselves() {
         for answer in [
-            Ok(()),
-            Err(EnqueueError::UnknownJobType("nope".into())),
-            Err(EnqueueError::LimitExceeded("cap\nhit".into())),
+            Ok(None),
+            Ok(Some(42)),
+            Err(Refused::UnknownJobType("nope".into())),
+            Err(Refused::LimitExceeded("cap\nhit".into())),
         ] {
             let (bytes, _) = encode(&answer);
-            assert_eq!(format!("{:?}", decode(&bytes)), format!("{answer:?}"));
+            assert_eq!(decode(&bytes), answer);
         }
     }
 
@@ -362,7 +452,7 @@ mod tests {
         let mut both = options();
         both.delay_ms = Some(1);
         both.run_at_ms = Some(1);
-        let Err(EnqueueError::Invalid(why)) = follow_up("a".into(), Vec::new(), both) else {
+        let Err(Refused::Invalid(why)) = follow_up("a".into(), Vec::new(), both) else {
             panic!("refused");
         };
         assert!(why.contains("delay-ms"), "{why}");

@@ -1,0 +1,9 @@
+-- Which follow-up jobs of some parents exist already, as (parent id, place), for
+-- Store::insert_children_once (follow_ups.rs), in the transaction of a suspension or a
+-- completion that holds the parents' rows: a run that replayed the journal buffers the
+-- same `enqueue` calls again, in the same places, and those are skipped instead of
+-- hitting jobs_parent_uidx or, with their reserved ids, jobs_pkey. Uses jobs_parent_uidx.
+-- $1 parent job ids (int8[]).
+SELECT parent_id, parent_seq
+FROM sluice.jobs
+WHERE parent_id = ANY ($1::int8[])
