@@ -170,3 +170,21 @@ async fn fairness_reports_both_phases_and_the_first_light_job_apart(pool: PgPool
         "D + solo p99: {out}"
     );
 }
+
+/// `resume`: durable `await-signal` jobs wait (no slot held), are signalled one at a
+/// time and complete on their first attempt, each with the signal's payload.
+#[sqlx::test(migrations = false)]
+async fn resume_signals_each_waiting_job_and_it_completes_on_its_first_attempt(pool: PgPool) {
+    let sluice = Sluice::new(&pool);
+    let out = bench(&sluice, &["resume", "--jobs", "10"]);
+    assert_eq!(out["cmd"], "resume", "{out}");
+    assert_eq!(out["m"], 10, "{out}");
+    assert!(out["p50_ms"].as_f64().unwrap() > 0.0, "{out}");
+    let completed = count(
+        &pool,
+        "SELECT count(*) FROM sluice.jobs WHERE state = 'completed' AND attempt = 1 \
+         AND convert_from(output, 'UTF8')::jsonb -> 'signal' ? 'i'",
+    )
+    .await;
+    assert_eq!(completed, 15, "ten timed and five warm-up jobs");
+}

@@ -8,6 +8,7 @@ mod fairness;
 mod latency;
 mod memory;
 mod queue;
+mod resume;
 mod sandbox;
 
 use std::path::PathBuf;
@@ -56,6 +57,12 @@ pub enum BenchCommand {
         rate: f64,
         #[arg(long, default_value_t = 16)]
         concurrency: usize,
+    },
+    /// Resume latency of a durable wait: from a signal's commit to the awaiting guest
+    /// continuing (`await-signal` jobs of a durable type, one at a time).
+    Resume {
+        #[arg(long, default_value_t = 200)]
+        jobs: usize,
     },
     /// Claim latency (1 and 100 jobs) with a deep table of ready and future jobs.
     Backlog {
@@ -222,6 +229,12 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                     let clock = read_sample(&args.samples, "clock.wasm")?;
                     define_sample(&store, &sandbox, latency::CLOCK_TYPE, &clock).await?;
                     latency::latency(&store, sandbox, jobs, rate, concurrency).await
+                }
+                BenchCommand::Resume { jobs } => {
+                    let awaits = read_sample(&args.samples, "await_signal.wasm")?;
+                    define_sample(&store, &sandbox, resume::RESUME_TYPE, &awaits).await?;
+                    resume::make_durable(&store).await?;
+                    resume::resume(&store, sandbox, jobs).await
                 }
                 BenchCommand::Backlog {
                     ready,

@@ -15,6 +15,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ("get", "/v1/jobs/{id}/attempts"),
     ("post", "/v1/jobs/{id}/cancel"),
     ("post", "/v1/jobs/{id}/retry"),
+    ("post", "/v1/jobs/{id}/signals/{name}"),
     ("get", "/v1/jobs/{id}/attempts/{n}/logs"),
     ("get", "/v1/jobs/{id}/journal"),
     ("post", "/v1/jobs:batch"),

@@ -60,6 +60,12 @@ families! {
     suspended: JobCounters = JobCounters::default(),
         "sluice_jobs_suspended",
         "Runs of durable jobs that suspended without using an attempt (a durable sleep, an awaited signal or jobs, a snooze)";
+    journal_replayed: JobCounters = JobCounters::default(),
+        "sluice_journal_replayed_calls",
+        "Host calls of durable jobs answered from their journal (not performed again)";
+    journal_recorded: JobCounters = JobCounters::default(),
+        "sluice_journal_recorded_calls",
+        "Host calls of durable jobs made live and journaled";
     follow_ups: JobCounters = JobCounters::default(),
         "sluice_follow_up_jobs",
         "Follow-up jobs written with their parent's completion, by the parent's tenant and type (one whose idempotency key was taken is counted, not created)";

@@ -150,6 +150,18 @@ impl Metrics {
                 })
                 .inc();
         }
+        if let Some(journal) = report.journal {
+            if journal.replayed > 0 {
+                f.journal_replayed
+                    .get_or_create(&labels)
+                    .inc_by(u64::from(journal.replayed));
+            }
+            if journal.recorded > 0 {
+                f.journal_recorded
+                    .get_or_create(&labels)
+                    .inc_by(u64::from(journal.recorded));
+            }
+        }
         let http = &report.http;
         for call in &http.calls {
             f.http_requests
