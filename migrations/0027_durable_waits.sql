@@ -33,6 +33,8 @@
 --   a suspension is seen by it, and a suspension committed before a signal is woken by
 --   it. When the job waits for that name it becomes pending now and the claimers are told
 --   (NOTIFY sluice_jobs). Returns whether it woke the job.
+-- * jobs_wake_parent: a follow-up job that finishes wakes its parent when it was the last
+--   job the parent awaits (a row trigger whose WHEN is false for jobs without a parent).
 --
 -- Upgrading a live database: three columns (no rewrite: NULL and a constant default),
 -- constraints added NOT VALID and validated (a scan under a lighter lock), one unique
@@ -133,6 +135,37 @@ $function$;
 REVOKE EXECUTE ON FUNCTION sluice.signal(bigint, text, jsonb) FROM PUBLIC;
 COMMENT ON FUNCTION sluice.signal(bigint, text, jsonb) IS
     'Send a signal to a job inside the caller''s transaction; wakes the job when it waits for that name (returns true then). See migrations/0027_durable_waits.sql and docs/durable.md.';
+
+-- A follow-up job that finishes (completed, dead, cancelled: by its completion, failure,
+-- the reaper or a cancel) wakes its parent when the parent awaits it and every other job
+-- it awaits has finished too: the parent becomes pending now. A row trigger reached only
+-- through its WHEN, false for every job without a parent (no function call then).
+-- Siblings finishing in concurrent transactions may each see the other unfinished; the
+-- waker (waits/wake_waiting.sql) wakes such a parent within its period.
+CREATE FUNCTION sluice.wake_parent()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    UPDATE sluice.jobs p
+    SET state = 'pending', run_at = least(p.run_at, now()), waiting_for = NULL,
+        awaited = NULL, updated_at = now()
+    WHERE p.id = NEW.parent_id AND p.state = 'waiting' AND NEW.id = ANY (p.awaited)
+      AND NOT EXISTS (SELECT 1 FROM sluice.jobs c
+                      WHERE c.id = ANY (p.awaited)
+                        AND c.state NOT IN ('completed', 'dead', 'cancelled'));
+    IF FOUND THEN
+        PERFORM pg_notify('sluice_jobs', '');
+    END IF;
+    RETURN NULL;
+END
+$function$;
+CREATE TRIGGER jobs_wake_parent AFTER UPDATE OF state ON sluice.jobs
+    FOR EACH ROW
+    WHEN (NEW.parent_id IS NOT NULL
+          AND NEW.state IN ('completed', 'dead', 'cancelled')
+          AND OLD.state NOT IN ('completed', 'dead', 'cancelled'))
+    EXECUTE FUNCTION sluice.wake_parent();
 
 -- sluice.enqueue_jobs(...) takes reserved ids: p_id, one per row (NULL, or a NULL
 -- element: drawn from sluice.jobs_id_seq as before). A follow-up job's id is reserved when

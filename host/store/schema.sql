@@ -1713,6 +1713,25 @@ END
 $function$;
 REVOKE EXECUTE ON FUNCTION sluice.signal(job_id bigint, name text, payload jsonb) FROM PUBLIC;
 
+CREATE OR REPLACE FUNCTION sluice.wake_parent()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    UPDATE sluice.jobs p
+    SET state = 'pending', run_at = least(p.run_at, now()), waiting_for = NULL,
+        awaited = NULL, updated_at = now()
+    WHERE p.id = NEW.parent_id AND p.state = 'waiting' AND NEW.id = ANY (p.awaited)
+      AND NOT EXISTS (SELECT 1 FROM sluice.jobs c
+                      WHERE c.id = ANY (p.awaited)
+                        AND c.state NOT IN ('completed', 'dead', 'cancelled'));
+    IF FOUND THEN
+        PERFORM pg_notify('sluice_jobs', '');
+    END IF;
+    RETURN NULL;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION sluice.webhook_body(p_id bigint, p_type text, p_payload jsonb)
  RETURNS bytea
  LANGUAGE sql
@@ -1806,6 +1825,7 @@ $function$;
 CREATE TRIGGER jobs_flow_delete AFTER DELETE ON sluice.jobs FOR EACH ROW WHEN (((old.flow_key IS NOT NULL) AND (old.state = 'running'::sluice.job_state))) EXECUTE FUNCTION sluice.flow_keys_follow();
 CREATE TRIGGER jobs_flow_insert AFTER INSERT ON sluice.jobs FOR EACH ROW WHEN ((new.flow_key IS NOT NULL)) EXECUTE FUNCTION sluice.flow_keys_follow();
 CREATE TRIGGER jobs_flow_update AFTER UPDATE OF state, flow_key ON sluice.jobs FOR EACH ROW WHEN ((((old.flow_key IS NOT NULL) AND (old.state = 'running'::sluice.job_state) AND (new.state <> 'running'::sluice.job_state)) OR ((new.flow_key IS NOT NULL) AND (new.state = 'pending'::sluice.job_state) AND ((old.state <> 'pending'::sluice.job_state) OR (old.flow_key IS DISTINCT FROM new.flow_key))))) EXECUTE FUNCTION sluice.flow_keys_follow();
+CREATE TRIGGER jobs_wake_parent AFTER UPDATE OF state ON sluice.jobs FOR EACH ROW WHEN (((new.parent_id IS NOT NULL) AND (new.state = ANY (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state])) AND (old.state <> ALL (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state])))) EXECUTE FUNCTION sluice.wake_parent();
 
 
 -- Comments
