@@ -176,3 +176,32 @@ async fn a_cancelled_or_reaped_child_wakes_its_parent_too(pool: PgPool) {
     assert_eq!((woken.state, woken.awaited), (JobState::Pending, None));
     assert!(woken.run_at <= db_now(&pool).await);
 }
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn retention_keeps_the_children_of_an_unfinished_parent(pool: PgPool) {
+    let store = setup(&pool).await;
+    let parent = jobs(&store).running(job("fan in")).await;
+    let ids = store.reserve_job_ids(2).await.unwrap();
+    let mut fan_out = suspension(Wake::Jobs { ids: ids.clone() });
+    fan_out.follow_ups = vec![child(parent.id, 0, ids[0]), child(parent.id, 1, ids[1])];
+    store.suspend(&parent.lease, &fan_out).await.unwrap();
+    let kid = claim_one(&store, "kid").await;
+    store
+        .complete(&kid.lease, &Completion::default())
+        .await
+        .unwrap();
+    finished_ago(&pool, &[kid.id], "40 days").await;
+    let unrelated = jobs(&store).completed(job("unrelated")).await;
+    finished_ago(&pool, &[unrelated], "40 days").await;
+
+    let policy = sluice_store::RetentionPolicy::default();
+    let report = store.prune(&policy).await.unwrap();
+    assert_eq!(report.deleted, 1, "only the job without a waiting parent");
+    assert!(store.get(None, kid.id).await.unwrap().is_some());
+
+    // Once the parent has finished, its old children go.
+    store.cancel(None, parent.id).await.unwrap();
+    let report = store.prune(&policy).await.unwrap();
+    assert_eq!(report.deleted, 1);
+    assert!(store.get(None, kid.id).await.unwrap().is_none());
+}
