@@ -10,7 +10,7 @@
 --   the same number), finished_at NULL. Its run_at is when it wakes by itself: the sleep's
 --   instant, the signal's deadline, or 9999-12-31 (the end of jobs_run_at_range) when
 --   nothing but a signal or its children wakes it.
--- * jobs_waiting_idx: the waker's range (finish/wake_waiting.sql), partial, so it costs
+-- * jobs_waiting_idx: the waker's range (waits/wake_waiting.sql), partial, so it costs
 --   nothing to jobs that never wait.
 -- * jobs_idempotency_key_uidx: a waiting job is unfinished, so a key of scope
 --   `unfinished` stays taken while its job waits; sluice.enqueue_jobs(...) finds such a
@@ -37,7 +37,9 @@
 --   job the parent awaits (a row trigger whose WHEN is false for jobs without a parent).
 --
 -- Upgrading a live database: three columns (no rewrite: NULL and a constant default),
--- constraints added NOT VALID and validated (a scan under a lighter lock), one unique
+-- constraints added NOT VALID then validated, as migration 0010 does (in one transaction
+-- this saves no lock: ADD COLUMN holds the table's exclusive lock; each VALIDATE is one
+-- scan, of columns that are all NULL or 0 on an upgraded table), one unique
 -- index rebuilt with a wider predicate, one partial index (empty), a new table and
 -- functions. Hosts of earlier versions never suspend a job and ignore the new columns;
 -- their enqueue (twelve or thirteen parameters) calls the new one without ids.
