@@ -10,7 +10,7 @@
 --   the same number), finished_at NULL. Its run_at is when it wakes by itself: the sleep's
 --   instant, the signal's deadline, or 9999-12-31 (the end of jobs_run_at_range) when
 --   nothing but a signal or its children wakes it.
--- * jobs_waiting_idx: the waker's range (waits/wake_waiting.sql), partial, so it costs
+-- * jobs_waiting_idx: the waker's range (finish/wake_waiting.sql), partial, so it costs
 --   nothing to jobs that never wait.
 -- * jobs_idempotency_key_uidx: a waiting job is unfinished, so a key of scope
 --   `unfinished` stays taken while its job waits; sluice.enqueue_jobs(...) finds such a
@@ -33,13 +33,9 @@
 --   a suspension is seen by it, and a suspension committed before a signal is woken by
 --   it. When the job waits for that name it becomes pending now and the claimers are told
 --   (NOTIFY sluice_jobs). Returns whether it woke the job.
--- * jobs_wake_parent: a follow-up job that finishes wakes its parent when it was the last
---   job the parent awaits (a row trigger whose WHEN is false for jobs without a parent).
 --
 -- Upgrading a live database: three columns (no rewrite: NULL and a constant default),
--- constraints added NOT VALID then validated, as migration 0010 does (in one transaction
--- this saves no lock: ADD COLUMN holds the table's exclusive lock; each VALIDATE is one
--- scan, of columns that are all NULL or 0 on an upgraded table), one unique
+-- constraints added NOT VALID and validated (a scan under a lighter lock), one unique
 -- index rebuilt with a wider predicate, one partial index (empty), a new table and
 -- functions. Hosts of earlier versions never suspend a job and ignore the new columns;
 -- their enqueue (twelve or thirteen parameters) calls the new one without ids.
@@ -137,37 +133,6 @@ $function$;
 REVOKE EXECUTE ON FUNCTION sluice.signal(bigint, text, jsonb) FROM PUBLIC;
 COMMENT ON FUNCTION sluice.signal(bigint, text, jsonb) IS
     'Send a signal to a job inside the caller''s transaction; wakes the job when it waits for that name (returns true then). See migrations/0027_durable_waits.sql and docs/durable.md.';
-
--- A follow-up job that finishes (completed, dead, cancelled: by its completion, failure,
--- the reaper or a cancel) wakes its parent when the parent awaits it and every other job
--- it awaits has finished too: the parent becomes pending now. A row trigger reached only
--- through its WHEN, false for every job without a parent (no function call then).
--- Siblings finishing in concurrent transactions may each see the other unfinished; the
--- waker (waits/wake_waiting.sql) wakes such a parent within its period.
-CREATE FUNCTION sluice.wake_parent()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-BEGIN
-    UPDATE sluice.jobs p
-    SET state = 'pending', run_at = least(p.run_at, now()), waiting_for = NULL,
-        awaited = NULL, updated_at = now()
-    WHERE p.id = NEW.parent_id AND p.state = 'waiting' AND NEW.id = ANY (p.awaited)
-      AND NOT EXISTS (SELECT 1 FROM sluice.jobs c
-                      WHERE c.id = ANY (p.awaited)
-                        AND c.state NOT IN ('completed', 'dead', 'cancelled'));
-    IF FOUND THEN
-        PERFORM pg_notify('sluice_jobs', '');
-    END IF;
-    RETURN NULL;
-END
-$function$;
-CREATE TRIGGER jobs_wake_parent AFTER UPDATE OF state ON sluice.jobs
-    FOR EACH ROW
-    WHEN (NEW.parent_id IS NOT NULL
-          AND NEW.state IN ('completed', 'dead', 'cancelled')
-          AND OLD.state NOT IN ('completed', 'dead', 'cancelled'))
-    EXECUTE FUNCTION sluice.wake_parent();
 
 -- sluice.enqueue_jobs(...) takes reserved ids: p_id, one per row (NULL, or a NULL
 -- element: drawn from sluice.jobs_id_seq as before). A follow-up job's id is reserved when

@@ -1839,6 +1839,7 @@ COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_pa
 COMMENT ON FUNCTION sluice.payload_jsonb(p bytea) IS 'A job payload read as JSON, or NULL when the bytes are not UTF-8 JSON. See migrations/0019_ui_sessions.sql.';
 COMMENT ON FUNCTION sluice.send_event(tenant text, event_type text, payload jsonb, idempotency_key text) IS 'Send a webhook event inside the caller''s transaction: one delivery job per matching, enabled endpoint of the tenant (the transactional outbox). Returns the event id. See docs/webhooks.md.';
 COMMENT ON FUNCTION sluice.signal(job_id bigint, name text, payload jsonb) IS 'Send a signal to a job inside the caller''s transaction; wakes the job when it waits for that name (returns true then). See migrations/0027_durable_waits.sql and docs/durable.md.';
+COMMENT ON FUNCTION sluice.wake_parent() IS 'Trigger jobs_wake_parent: a follow-up job that finishes wakes its waiting parent when it was the last job the parent awaits. See migrations/0028_wake_parent.sql.';
 COMMENT ON TABLE sluice.attempt_logs IS 'The captured log of each attempt that produced output, masked and capped; deleted with its job.';
 COMMENT ON TABLE sluice.flow_keys IS 'One row per (tenant, job type, concurrency key) in the flow lane: its running jobs, token bucket and when the claim should look at it next (NULL: at its limit or idle). See migrations/0024_flow_control.sql and docs/flow-control.md.';
 COMMENT ON TABLE sluice.journal IS 'The host calls a durable job''s guest observed, in order; deleted with its job.';
