@@ -1713,6 +1713,25 @@ END
 $function$;
 REVOKE EXECUTE ON FUNCTION sluice.signal(job_id bigint, name text, payload jsonb) FROM PUBLIC;
 
+CREATE OR REPLACE FUNCTION sluice.wake_parent()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    UPDATE sluice.jobs p
+    SET state = 'pending', run_at = least(p.run_at, now()), waiting_for = NULL,
+        awaited = NULL, updated_at = now()
+    WHERE p.id = NEW.parent_id AND p.state = 'waiting' AND NEW.id = ANY (p.awaited)
+      AND NOT EXISTS (SELECT 1 FROM sluice.jobs c
+                      WHERE c.id = ANY (p.awaited)
+                        AND c.state NOT IN ('completed', 'dead', 'cancelled'));
+    IF FOUND THEN
+        PERFORM pg_notify('sluice_jobs', '');
+    END IF;
+    RETURN NULL;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION sluice.webhook_body(p_id bigint, p_type text, p_payload jsonb)
  RETURNS bytea
  LANGUAGE sql
@@ -1806,6 +1825,7 @@ $function$;
 CREATE TRIGGER jobs_flow_delete AFTER DELETE ON sluice.jobs FOR EACH ROW WHEN (((old.flow_key IS NOT NULL) AND (old.state = 'running'::sluice.job_state))) EXECUTE FUNCTION sluice.flow_keys_follow();
 CREATE TRIGGER jobs_flow_insert AFTER INSERT ON sluice.jobs FOR EACH ROW WHEN ((new.flow_key IS NOT NULL)) EXECUTE FUNCTION sluice.flow_keys_follow();
 CREATE TRIGGER jobs_flow_update AFTER UPDATE OF state, flow_key ON sluice.jobs FOR EACH ROW WHEN ((((old.flow_key IS NOT NULL) AND (old.state = 'running'::sluice.job_state) AND (new.state <> 'running'::sluice.job_state)) OR ((new.flow_key IS NOT NULL) AND (new.state = 'pending'::sluice.job_state) AND ((old.state <> 'pending'::sluice.job_state) OR (old.flow_key IS DISTINCT FROM new.flow_key))))) EXECUTE FUNCTION sluice.flow_keys_follow();
+CREATE TRIGGER jobs_wake_parent AFTER UPDATE OF state ON sluice.jobs FOR EACH ROW WHEN (((new.parent_id IS NOT NULL) AND (new.state = ANY (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state])) AND (old.state <> ALL (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state])))) EXECUTE FUNCTION sluice.wake_parent();
 
 
 -- Comments
@@ -1819,6 +1839,7 @@ COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_pa
 COMMENT ON FUNCTION sluice.payload_jsonb(p bytea) IS 'A job payload read as JSON, or NULL when the bytes are not UTF-8 JSON. See migrations/0019_ui_sessions.sql.';
 COMMENT ON FUNCTION sluice.send_event(tenant text, event_type text, payload jsonb, idempotency_key text) IS 'Send a webhook event inside the caller''s transaction: one delivery job per matching, enabled endpoint of the tenant (the transactional outbox). Returns the event id. See docs/webhooks.md.';
 COMMENT ON FUNCTION sluice.signal(job_id bigint, name text, payload jsonb) IS 'Send a signal to a job inside the caller''s transaction; wakes the job when it waits for that name (returns true then). See migrations/0027_durable_waits.sql and docs/durable.md.';
+COMMENT ON FUNCTION sluice.wake_parent() IS 'Trigger jobs_wake_parent: a follow-up job that finishes wakes its waiting parent when it was the last job the parent awaits. See migrations/0028_wake_parent.sql.';
 COMMENT ON TABLE sluice.attempt_logs IS 'The captured log of each attempt that produced output, masked and capped; deleted with its job.';
 COMMENT ON TABLE sluice.flow_keys IS 'One row per (tenant, job type, concurrency key) in the flow lane: its running jobs, token bucket and when the claim should look at it next (NULL: at its limit or idle). See migrations/0024_flow_control.sql and docs/flow-control.md.';
 COMMENT ON TABLE sluice.journal IS 'The host calls a durable job''s guest observed, in order; deleted with its job.';

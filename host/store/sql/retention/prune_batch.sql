@@ -3,18 +3,26 @@
 -- LOCKED so an operator retrying a dead job at the same moment is never blocked. History
 -- rows go with their job (ON DELETE CASCADE); a durable job's journal and its signals too,
 -- set-based below (no foreign key: a per-row cascade would cost every deleted job, issue
--- 42). A waiting job is not finished and never pruned.
+-- 42). A waiting job is not finished and never pruned, nor is a follow-up job whose
+-- parent is not finished (a durable parent reads its children's outcomes when it resumes:
+-- Store::child_outcomes), whatever its age: it goes once its parent has finished.
 -- $1 completed retention in microseconds (int8), $2 dead/cancelled retention in
 -- microseconds (int8), $3 batch size (int8).
 WITH completed AS (
-    SELECT id FROM sluice.jobs
+    SELECT id FROM sluice.jobs j
     WHERE state = 'completed' AND finished_at < now() - $1 * interval '1 microsecond'
+      AND (parent_id IS NULL OR NOT EXISTS (
+          SELECT 1 FROM sluice.jobs p
+          WHERE p.id = j.parent_id AND p.state IN ('pending', 'running', 'waiting')))
     LIMIT $3
     FOR UPDATE SKIP LOCKED
 ),
 dead AS (
-    SELECT id FROM sluice.jobs
+    SELECT id FROM sluice.jobs j
     WHERE state IN ('dead', 'cancelled') AND finished_at < now() - $2 * interval '1 microsecond'
+      AND (parent_id IS NULL OR NOT EXISTS (
+          SELECT 1 FROM sluice.jobs p
+          WHERE p.id = j.parent_id AND p.state IN ('pending', 'running', 'waiting')))
     LIMIT $3 - (SELECT count(*) FROM completed)
     FOR UPDATE SKIP LOCKED
 ),

@@ -1,6 +1,7 @@
 //! Follow-up jobs of durable jobs (issue #43): ids reserved before the job exists, jobs
-//! inserted under them (by an enqueue, a completion or a suspension, once), and the
-//! outcomes of awaited children, read only through their parent.
+//! inserted under them (by an enqueue, a completion or a suspension, once), the last
+//! awaited child to finish waking its parent, and the outcomes of awaited children, read
+//! only through their parent.
 
 use std::time::Duration;
 
@@ -103,20 +104,34 @@ async fn a_parent_awaits_its_reserved_children_and_reads_their_outcomes(pool: Pg
         "in the order asked, each once, children only"
     );
 
-    // The children run; the parent wakes when the last one finishes.
+    // The children run; the last one to finish wakes the parent (jobs_wake_parent).
     let kids = store.claim(&claim_req("kid", 2)).await.unwrap();
     let kid = |id| kids.iter().find(|k| k.id == id).unwrap();
     let done = Completion {
         output: b"42".to_vec(),
         ..Completion::default()
     };
+    let state = |id| {
+        let store = &store;
+        async move { store.get(None, id).await.unwrap().unwrap().state }
+    };
     store.complete(&kid(ids[0]).lease, &done).await.unwrap();
+    assert_eq!(
+        state(parent.id).await,
+        JobState::Waiting,
+        "one child still runs"
+    );
     assert_eq!(store.wake_waiting(Duration::ZERO, 10).await.unwrap(), 0);
     store
         .fail(&kid(ids[1]).lease, &Failure::fatal("no luck"))
         .await
         .unwrap();
-    assert_eq!(store.wake_waiting(Duration::ZERO, 10).await.unwrap(), 1);
+    assert_eq!(
+        state(parent.id).await,
+        JobState::Pending,
+        "woken by its last child"
+    );
+    assert_eq!(store.wake_waiting(Duration::ZERO, 10).await.unwrap(), 0);
     let outcomes = store.child_outcomes(parent.id, &ids).await.unwrap();
     assert_eq!(outcomes[0].state, JobState::Completed);
     assert_eq!(outcomes[0].output.as_deref(), Some(&b"42"[..]));
@@ -137,4 +152,56 @@ async fn a_parent_awaits_its_reserved_children_and_reads_their_outcomes(pool: Pg
     );
     let record = store.get(None, parent.id).await.unwrap().unwrap();
     assert_eq!(record.children_count, 2);
+}
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_cancelled_or_reaped_child_wakes_its_parent_too(pool: PgPool) {
+    let store = setup(&pool).await;
+    let parent = jobs(&store).running(job("fan in")).await;
+    let ids = store.reserve_job_ids(2).await.unwrap();
+    let mut fan_out = suspension(Wake::Jobs { ids: ids.clone() });
+    fan_out.follow_ups = vec![child(parent.id, 0, ids[0]), child(parent.id, 1, ids[1])];
+    store.suspend(&parent.lease, &fan_out).await.unwrap();
+
+    // One child is cancelled before it runs; the other runs out its one attempt's lease.
+    store.cancel(None, ids[0]).await.unwrap();
+    let kid = claim_one(&store, "kid").await;
+    assert_eq!(kid.id, ids[1]);
+    let waiting = store.get(None, parent.id).await.unwrap().unwrap();
+    assert_eq!(waiting.state, JobState::Waiting);
+    expire_lease(&pool, kid.id).await;
+    let reaped = store.reap(10).await.unwrap();
+    assert_eq!(reaped[0].state, JobState::Dead);
+    let woken = store.get(None, parent.id).await.unwrap().unwrap();
+    assert_eq!((woken.state, woken.awaited), (JobState::Pending, None));
+    assert!(woken.run_at <= db_now(&pool).await);
+}
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn retention_keeps_the_children_of_an_unfinished_parent(pool: PgPool) {
+    let store = setup(&pool).await;
+    let parent = jobs(&store).running(job("fan in")).await;
+    let ids = store.reserve_job_ids(2).await.unwrap();
+    let mut fan_out = suspension(Wake::Jobs { ids: ids.clone() });
+    fan_out.follow_ups = vec![child(parent.id, 0, ids[0]), child(parent.id, 1, ids[1])];
+    store.suspend(&parent.lease, &fan_out).await.unwrap();
+    let kid = claim_one(&store, "kid").await;
+    store
+        .complete(&kid.lease, &Completion::default())
+        .await
+        .unwrap();
+    finished_ago(&pool, &[kid.id], "40 days").await;
+    let unrelated = jobs(&store).completed(job("unrelated")).await;
+    finished_ago(&pool, &[unrelated], "40 days").await;
+
+    let policy = sluice_store::RetentionPolicy::default();
+    let report = store.prune(&policy).await.unwrap();
+    assert_eq!(report.deleted, 1, "only the job without a waiting parent");
+    assert!(store.get(None, kid.id).await.unwrap().is_some());
+
+    // Once the parent has finished, its old children go.
+    store.cancel(None, parent.id).await.unwrap();
+    let report = store.prune(&policy).await.unwrap();
+    assert_eq!(report.deleted, 1);
+    assert!(store.get(None, kid.id).await.unwrap().is_none());
 }

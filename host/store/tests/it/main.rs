@@ -42,4 +42,5 @@ mod stats;
 mod ui_sessions;
 mod upgrade;
 mod waits;
+mod waits_flow;
 mod workers;

@@ -11,8 +11,8 @@
 use std::time::Duration;
 
 use sluice_store::{
-    AttemptOutcome, CancelResult, Completion, JOBS_CHANNEL, JobState, Lease, MIGRATOR, NewJob,
-    RunAt, Store, StoreError,
+    AttemptOutcome, Completion, JOBS_CHANNEL, JobState, Lease, MIGRATOR, NewJob, RunAt, Store,
+    StoreError,
 };
 use sqlx::{PgPool, Row};
 use uuid::Uuid;
@@ -141,8 +141,17 @@ async fn an_older_hosts_database_full_of_jobs_upgrades_and_drains(pool: PgPool) 
     let abandoned = old_running(&store, &pool, "abandoned").await;
     common::expire_lease(&pool, abandoned.job_id).await;
     let cancelled = store.enqueue(&common::job("cancelled")).await.unwrap().id;
-    let cancel = store.cancel(None, cancelled).await.unwrap();
-    assert_eq!(cancel, CancelResult::Cancelled);
+    // The older host's cancel (admin/cancel.sql before migration 0027 named `waiting`).
+    let cancel = sqlx::query(
+        "UPDATE sluice.jobs SET state = 'cancelled', finished_at = now(), \
+         last_error = 'cancelled by operator', updated_at = now() \
+         WHERE id = $1 AND state = 'pending'",
+    )
+    .bind(cancelled)
+    .execute(&pool)
+    .await
+    .unwrap();
+    assert_eq!(cancel.rows_affected(), 1);
     let delayed = common::job("delayed").with_run_at(RunAt::Delay(Duration::from_secs(3600)));
     let delayed = store.enqueue(&delayed).await.unwrap().id;
     let mut backlog: Vec<NewJob> = (0..200).map(|i| common::job(&format!("b{i}"))).collect();
