@@ -208,15 +208,23 @@ pub(crate) enum Refused {
     LimitExceeded(String),
 }
 
-impl From<Refused> for EnqueueError {
-    fn from(refused: Refused) -> Self {
-        match refused {
-            Refused::UnknownJobType(m) => EnqueueError::UnknownJobType(m),
-            Refused::Invalid(m) => EnqueueError::Invalid(m),
-            Refused::LimitExceeded(m) => EnqueueError::LimitExceeded(m),
+/// `From<Refused>` for one contract's `enqueue-error` (the cases are the same).
+macro_rules! enqueue_error_from_refused {
+    ($error:ty) => {
+        impl From<Refused> for $error {
+            fn from(refused: Refused) -> Self {
+                match refused {
+                    Refused::UnknownJobType(m) => <$error>::UnknownJobType(m),
+                    Refused::Invalid(m) => <$error>::Invalid(m),
+                    Refused::LimitExceeded(m) => <$error>::LimitExceeded(m),
+                }
+            }
         }
-    }
+    };
 }
+pub(crate) use enqueue_error_from_refused;
+
+enqueue_error_from_refused!(EnqueueError);
 
 /// The follow-up job 0.2's `enqueue` asks for.
 fn follow_up(

@@ -3,48 +3,34 @@
 //!
 //! Must not: differ from 0.2's enqueue in anything else (`mod.rs` does the work).
 
-use std::time::Duration;
-
 use super::{EVENT_JOB_TYPE, FollowUp, FollowUpBuffer, Refused};
+use crate::host_imports::v0_2::sluice::task::jobs as v0_2;
 use crate::host_imports::v0_3::sluice::task::jobs::{EnqueueError, EnqueueOptions, Host};
 use crate::journal::codec::short_hash;
 
-impl From<Refused> for EnqueueError {
-    fn from(refused: Refused) -> Self {
-        match refused {
-            Refused::UnknownJobType(m) => EnqueueError::UnknownJobType(m),
-            Refused::Invalid(m) => EnqueueError::Invalid(m),
-            Refused::LimitExceeded(m) => EnqueueError::LimitExceeded(m),
-        }
-    }
-}
+super::enqueue_error_from_refused!(EnqueueError);
 
+/// The follow-up job 0.3's `enqueue` asks for: 0.2's, with a concurrency key.
 fn follow_up(
     job_type: String,
     payload: Vec<u8>,
     options: EnqueueOptions,
 ) -> Result<FollowUp, Refused> {
-    if options.delay_ms.is_some() && options.run_at_ms.is_some() {
-        return Err(Refused::Invalid(
-            "set at most one of delay-ms and run-at-ms".to_owned(),
-        ));
-    }
     if options.concurrency_key.is_some() && job_type == EVENT_JOB_TYPE {
         return Err(Refused::Invalid(
             "an event (sluice.event) takes no concurrency-key".to_owned(),
         ));
     }
-    Ok(FollowUp {
-        job_type,
-        payload,
+    let as_0_2 = v0_2::EnqueueOptions {
         priority: options.priority,
-        delay: options.delay_ms.map(Duration::from_millis),
+        delay_ms: options.delay_ms,
         run_at_ms: options.run_at_ms,
         max_attempts: options.max_attempts,
         idempotency_key: options.idempotency_key,
-        concurrency_key: options.concurrency_key,
-        id: None,
-    })
+    };
+    let mut job = super::follow_up(job_type, payload, as_0_2)?;
+    job.concurrency_key = options.concurrency_key;
+    Ok(job)
 }
 
 impl Host for FollowUpBuffer {
