@@ -3,7 +3,11 @@
 //! a new one started in its place, and midway Postgres itself is restarted
 //! (`pg_ctl restart -m fast`). At the end every job is `completed` exactly once, jobs
 //! with more than one attempt are exactly those whose earlier attempt expired on a killed
-//! worker, and the restart consumed no attempt.
+//! worker, and the restart consumed no attempt. One job in ten is a durable
+//! `durable-steps` job POSTing three steps to a receiver on 127.0.0.1 (issue #43): each
+//! completes, and a step reaches the receiver twice only when the request was in flight
+//! on a killed worker (the same `Idempotency-Key`, a job whose lease expired): a
+//! journaled step is never sent again.
 //!
 //! Short form by default (CI: 600 jobs at 30/s, ~40 s); `scripts/chaos` runs the long
 //! form (2,000 jobs) through `SLUICE_CHAOS_JOBS` / `SLUICE_CHAOS_RATE`.
@@ -13,6 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::durable::receiver::Receiver;
 use crate::support::cluster::Cluster;
 use crate::support::worker_process::WorkerProcess;
 use crate::support::{Fixture, Sluice};
@@ -24,6 +29,8 @@ const TENANT: &str = "default";
 const WORKERS: usize = 3;
 const KILL_EVERY: Duration = Duration::from_secs(2);
 const WORKER_ARGS: &[&str] = &[
+    "--egress-allow-network",
+    "127.0.0.1/32",
     "--concurrency",
     "2",
     "--lease",
@@ -74,9 +81,40 @@ async fn setup(pool: &PgPool) -> Store {
     fixture.store.clone()
 }
 
+/// Every tenth job: a durable `steps` job (the rest sleep 20 ms).
+const DURABLE_EVERY: usize = 10;
+
+/// Job type `steps`: durable, on `durable-steps`, allowed to call `receiver`, retried
+/// like `sleep`.
+fn define_steps(sluice: &Sluice, receiver: &Receiver) {
+    sluice.define(
+        "steps",
+        "durable-steps",
+        &[
+            "--durable",
+            "--egress-allow-network",
+            "127.0.0.1/32",
+            "--allow-http",
+            receiver.origin.as_str(),
+            "--max-attempts",
+            "25",
+            "--backoff-base",
+            "100ms",
+            "--backoff-cap",
+            "1s",
+        ],
+    );
+}
+
 /// Enqueues `jobs` jobs at `rate` per second in small batches, each with an idempotency
 /// key so a batch retried after a lost reply creates nothing twice.
-async fn produce(store: Store, jobs: usize, rate: usize, enqueued: Arc<AtomicUsize>) {
+async fn produce(
+    store: Store,
+    jobs: usize,
+    rate: usize,
+    enqueued: Arc<AtomicUsize>,
+    steps: String,
+) {
     let batch = (rate / 10).max(1);
     let mut next = tokio::time::Instant::now();
     let mut n = 0;
@@ -84,8 +122,12 @@ async fn produce(store: Store, jobs: usize, rate: usize, enqueued: Arc<AtomicUsi
         let size = batch.min(jobs - n);
         let rows: Vec<NewJob> = (n..n + size)
             .map(|i| {
-                NewJob::new(TENANT, "sleep", br#"{"ms":20}"#.to_vec())
-                    .with_idempotency_key(format!("chaos-{i}"), KeyScope::Retained)
+                let job = if i % DURABLE_EVERY == 0 {
+                    NewJob::new(TENANT, "steps", steps.clone().into_bytes())
+                } else {
+                    NewJob::new(TENANT, "sleep", br#"{"ms":20}"#.to_vec())
+                };
+                job.with_idempotency_key(format!("chaos-{i}"), KeyScope::Retained)
             })
             .collect();
         while let Err(error) = store.enqueue_many(&rows).await {
@@ -135,6 +177,13 @@ async fn chaos_kills_and_a_postgres_restart_lose_no_job_and_finish_none_twice() 
         url: url.clone(),
         cache: std::env::temp_dir().join(format!("sluice-chaos-cache-{}", cluster.port)),
     };
+    let receiver = Receiver::start();
+    define_steps(&sluice, &receiver);
+    let steps = serde_json::json!({
+        "urls": receiver.urls(3),
+        "pause_after": { "1": 150, "2": 150 },
+    })
+    .to_string();
     let start = Instant::now();
 
     let mut generation = [0usize; WORKERS];
@@ -145,7 +194,7 @@ async fn chaos_kills_and_a_postgres_restart_lose_no_job_and_finish_none_twice() 
     let mut in_flight_at_kill = 0i64;
 
     let enqueued = Arc::new(AtomicUsize::new(0));
-    let producer = tokio::spawn(produce(store.clone(), jobs, rate, enqueued.clone()));
+    let producer = tokio::spawn(produce(store.clone(), jobs, rate, enqueued.clone(), steps));
     let mut restart_took = None;
     while !producer.is_finished() {
         tokio::time::sleep(KILL_EVERY).await;
@@ -259,6 +308,7 @@ async fn chaos_kills_and_a_postgres_restart_lose_no_job_and_finish_none_twice() 
     .await
     .unwrap();
     assert!(other.is_empty(), "unexpected attempt outcomes: {other:?}");
+    let durable = durable_verdict(&pool, &receiver, &killed_jobs).await;
     let released = query_i64(
         &pool,
         "SELECT count(*) FROM sluice.job_attempts WHERE outcome = 'released'",
@@ -271,10 +321,64 @@ async fn chaos_kills_and_a_postgres_restart_lose_no_job_and_finish_none_twice() 
          {} worker kills ({in_flight_at_kill} jobs in flight at the kills); \
          {} jobs with more than one attempt = {} jobs whose lease expired on a killed worker; \
          {released} attempts released without using an attempt; Postgres restart took {:?} \
-         and consumed no attempt; 0 jobs completed twice",
+         and consumed no attempt; 0 jobs completed twice; {durable}",
         killed.len(),
         multi.len(),
         killed_jobs.len(),
         restart_took.unwrap()
     );
+}
+
+/// The durable jobs' verdict: each completed with its three answers, and every step
+/// reached the receiver once, or again only as the request in flight on a killed worker
+/// (the same `Idempotency-Key`, a job whose lease expired). Returns a summary.
+async fn durable_verdict(pool: &PgPool, receiver: &Receiver, killed_jobs: &HashSet<i64>) -> String {
+    let outputs: Vec<(i64, Option<Vec<u8>>)> =
+        sqlx::query_as("SELECT id, output FROM sluice.jobs WHERE job_type = 'steps'")
+            .fetch_all(pool)
+            .await
+            .unwrap();
+    assert!(!outputs.is_empty(), "the run had durable jobs");
+    for (id, output) in &outputs {
+        let output: serde_json::Value =
+            serde_json::from_slice(output.as_deref().unwrap_or_default()).unwrap_or_default();
+        assert_eq!(
+            output,
+            serde_json::json!(["step-1", "step-2", "step-3"]),
+            "job {id}"
+        );
+    }
+    let mut sent: std::collections::BTreeMap<(i64, u64), Vec<String>> = Default::default();
+    for seen in receiver.seen() {
+        let key = seen.key.clone().expect("a durable job's request has a key");
+        let job: i64 = key
+            .strip_prefix("sluice-")
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|id| id.parse().ok())
+            .unwrap_or_else(|| panic!("key {key} names its job"));
+        sent.entry((job, seen.step)).or_default().push(key);
+    }
+    let mut again = 0;
+    for ((job, step), keys) in &sent {
+        if keys.len() > 1 {
+            again += keys.len() - 1;
+            assert!(
+                killed_jobs.contains(job) && keys.iter().all(|k| *k == keys[0]),
+                "job {job} step {step} was sent {} times ({keys:?}) though it was not in \
+                 flight on a killed worker: a journaled step was repeated",
+                keys.len()
+            );
+        }
+    }
+    assert_eq!(
+        sent.len(),
+        outputs.len() * 3,
+        "every step of every durable job was sent"
+    );
+    format!(
+        "{} durable jobs completed, their {} steps sent once each but {again} re-sent in \
+         flight at a kill with the same key",
+        outputs.len(),
+        sent.len()
+    )
 }

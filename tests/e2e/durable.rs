@@ -10,7 +10,7 @@
 //! contract 0.3's sleep, signals, fan-in and snooze without holding a slot.
 
 mod crash;
-mod receiver;
+pub(crate) mod receiver;
 mod refusals;
 mod waits;
 

@@ -98,6 +98,11 @@ impl From<StoreError> for Unwritten {
 }
 
 impl Completer {
+    /// How long one write is retried through transient database errors (the lease).
+    pub(super) fn patience(&self) -> Duration {
+        self.patience
+    }
+
     /// Starts the flusher. `patience` bounds how long one write is retried through
     /// transient database errors.
     pub(super) fn start(store: Store, patience: Duration) -> Completer {
@@ -270,7 +275,7 @@ impl<O, T> Batch<O, T> {
 
 /// Makes a store call that records an outcome, retrying transient database errors (a
 /// restart, a dropped connection) with backoff until `patience` runs out.
-async fn persist<T, F, Fut>(patience: Duration, mut call: F) -> Result<T, StoreError>
+pub(super) async fn persist<T, F, Fut>(patience: Duration, mut call: F) -> Result<T, StoreError>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, StoreError>>,

@@ -19,6 +19,7 @@ use sluice_store::{AppendError, JobState, Store, StoreError};
 use tracing::warn;
 use uuid::Uuid;
 
+use super::completer::persist;
 use super::journal_cap::JournalCap;
 use super::registry::{Registry, ResolveError, ResolvedType};
 
@@ -32,6 +33,8 @@ struct StoreSink {
     lease: Uuid,
     component_id: i64,
     cap: JournalCap,
+    /// How long a call is retried through transient database errors (a restart).
+    patience: std::time::Duration,
 }
 
 impl JournalSink for StoreSink {
@@ -54,10 +57,20 @@ impl JournalSink for StoreSink {
         );
         let cap = i64::try_from(self.cap.bytes).unwrap_or(i64::MAX);
         let set_by = self.cap.set_by;
+        let patience = self.patience;
         let append = self.runtime.spawn(async move {
-            store
-                .append_journal(job_id, lease, component_id, cap, &entries)
-                .await
+            // Transient errors are retried (as `Err`); every other answer is kept (`Ok`).
+            let written = persist(patience, || async {
+                match store
+                    .append_journal(job_id, lease, component_id, cap, &entries)
+                    .await
+                {
+                    Err(AppendError::Store(e)) if e.is_transient() => Err(e),
+                    other => Ok(other),
+                }
+            })
+            .await;
+            written.unwrap_or_else(|e| Err(AppendError::Store(e)))
         });
         Box::pin(async move {
             match append.await {
@@ -76,23 +89,23 @@ impl JournalSink for StoreSink {
 
     fn take_signal<'a>(&'a self, name: &'a str, seq: u32) -> WaitFuture<'a, Option<Vec<u8>>> {
         let (store, job_id, lease) = (self.store.clone(), self.job_id, self.lease);
-        let name = name.to_owned();
+        let (name, patience) = (name.to_owned(), self.patience);
         let seq = i32::try_from(seq).unwrap_or(i32::MAX);
-        let taken = self
-            .runtime
-            .spawn(async move { store.take_signal(job_id, lease, &name, seq).await });
+        let taken = self.runtime.spawn(async move {
+            persist(patience, || store.take_signal(job_id, lease, &name, seq)).await
+        });
         Box::pin(async move { on_runtime(taken.await) })
     }
 
     fn children<'a>(&'a self, ids: &'a [u64]) -> WaitFuture<'a, Vec<Option<ChildOutcome>>> {
-        let (store, job_id) = (self.store.clone(), self.job_id);
+        let (store, job_id, patience) = (self.store.clone(), self.job_id, self.patience);
         let wanted: Vec<i64> = ids
             .iter()
             .map(|&id| i64::try_from(id).unwrap_or(i64::MAX))
             .collect();
-        let read = self
-            .runtime
-            .spawn(async move { store.child_outcomes(job_id, &wanted).await });
+        let read = self.runtime.spawn(async move {
+            persist(patience, || store.child_outcomes(job_id, &wanted)).await
+        });
         Box::pin(async move {
             let finished = on_runtime(read.await)?;
             Ok(ids
@@ -130,13 +143,14 @@ fn on_runtime<T>(
 
 /// `resolved` made ready for an attempt of durable job `job_id` under `lease`: the
 /// pinned component if the job has one, and the journal grant. `(component_id, cap)` is
-/// the resolved type's `durable`.
+/// the resolved type's `durable`; the journal's statements are retried through transient
+/// database errors for up to `patience` (the completer's).
 pub(super) async fn prepare(
     registry: &Arc<Registry>,
     mut resolved: ResolvedType,
     (component_id, cap): (i64, JournalCap),
-    job_id: i64,
-    lease: Uuid,
+    (job_id, lease): (i64, Uuid),
+    patience: std::time::Duration,
 ) -> Result<ResolvedType, ResolveError> {
     let store = registry.store().clone();
     let loaded = store
@@ -165,6 +179,7 @@ pub(super) async fn prepare(
         lease,
         component_id: pinned,
         cap,
+        patience,
     };
     resolved.grants.durable = Some(Arc::new(DurableGrant {
         job_id: u64::try_from(job_id).unwrap_or(0),

@@ -115,7 +115,10 @@ pub(super) async fn run_attempt(
     let resolved = match registry.resolve(&tenant, &job_type).await {
         // A durable type: the job's journal and pinned component (nothing else pays this).
         Ok(resolved) => match resolved.durable {
-            Some(durable) => durable::prepare(&registry, resolved, durable, id, lease.token).await,
+            Some(durable) => {
+                let patience = completer.patience();
+                durable::prepare(&registry, resolved, durable, (id, lease.token), patience).await
+            }
             None => Ok(resolved),
         },
         Err(error) => Err(error),
