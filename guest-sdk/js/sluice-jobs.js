@@ -16,17 +16,9 @@
 // Fatal) whose `kind` is `unknown-job-type`, `invalid` or `limit-exceeded`.
 
 import { enqueue as hostEnqueue } from "sluice:task/jobs@0.2.0";
-import { Fatal, toBytes } from "./sluice-task.js";
+import { EnqueueError, toBytes } from "./sluice-task.js";
 
-/** A follow-up job the host refused; nothing was buffered. */
-export class EnqueueError extends Fatal {
-  constructor(kind, detail) {
-    super(`follow-up job refused: ${kind}: ${detail}`);
-    this.name = "EnqueueError";
-    this.kind = kind;
-    this.detail = detail;
-  }
-}
+export { EnqueueError };
 
 const big = (value) => (value === undefined || value === null ? null : BigInt(value));
 const opt = (value) => (value === undefined ? null : value);
@@ -38,6 +30,10 @@ const opt = (value) => (value === undefined ? null : value);
  * since the Unix epoch), `maxAttempts` (default: the type's), `idempotencyKey`.
  */
 export function enqueue(jobType, payload, options = {}) {
+  if (options.concurrencyKey !== undefined && options.concurrencyKey !== null) {
+    // Refused rather than dropped: the 0.2 `enqueue-options` has no concurrency key.
+    throw new EnqueueError("invalid", "concurrencyKey needs contract 0.3 (sluice-durable.js)");
+  }
   const body = payload === undefined ? toBytes({}) : toBytes(payload);
   try {
     hostEnqueue(jobType, body, {

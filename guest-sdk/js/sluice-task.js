@@ -35,6 +35,20 @@ export class Fatal extends Error {
   }
 }
 
+/**
+ * A follow-up job the host refused; nothing was buffered. `kind` is `unknown-job-type`,
+ * `invalid` or `limit-exceeded` (sluice-jobs.js, contract 0.2; sluice-durable.js, 0.3).
+ * Uncaught, it fails the attempt permanently: asking again would be refused again.
+ */
+export class EnqueueError extends Fatal {
+  constructor(kind, detail) {
+    super(`follow-up job refused: ${kind}: ${detail}`);
+    this.name = "EnqueueError";
+    this.kind = kind;
+    this.detail = detail;
+  }
+}
+
 // QuickJS has no TextEncoder/TextDecoder: UTF-8 through the URI functions, which throw
 // URIError on invalid sequences.
 function encodeUtf8(text) {
@@ -50,6 +64,13 @@ function decodeUtf8(bytes) {
     binary += String.fromCharCode.apply(null, bytes.subarray(i, i + 8192));
   }
   return decodeURIComponent(escape(binary));
+}
+
+/** UTF-8 bytes as text; invalid UTF-8 is replaced by U+FFFD where the engine has a
+ * TextDecoder (StarlingMonkey), and throws URIError where it has not (QuickJS). */
+export function fromUtf8(bytes) {
+  if (typeof TextDecoder === "function") return new TextDecoder().decode(bytes);
+  return decodeUtf8(bytes);
 }
 
 /** One attempt of one job (the WIT record `job`), with payload helpers. */

@@ -1,13 +1,15 @@
 //! Integration tests of `sluice-sandbox`, one binary (each linked test binary carries
 //! wasmtime: eleven of them were 661 MB): real wasmtime and real sample components, built
 //! from `sample-tasks/` by `scripts/build-samples` (and `scripts/build-guests LANG` for
-//! `egress_languages`). `common` holds the shared helpers, `common::fixtures` the
-//! hand-made components, `common::http_server` the server egress tests send to.
+//! `egress_languages` and `durable_languages`). `common` holds the shared helpers,
+//! `common::fixtures` the hand-made components, `common::http_server` the server egress
+//! tests send to.
 
 mod common;
 mod concurrency;
 mod disk_cache;
 mod durable;
+mod durable_languages;
 mod durable_waits;
 mod egress;
 mod egress_caps;

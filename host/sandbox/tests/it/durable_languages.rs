@@ -1,0 +1,201 @@
+//! Contract 0.3's waits with the `durable-steps` samples written in other guest languages
+//! (`sample-tasks/python/durable_steps.py`, `sample-tasks/js/durable-steps.js`, built by
+//! `scripts/build-guests python js` into `sample-tasks/<lang>/build/durable-steps.wasm`),
+//! the same payload and output as the Rust sample (`durable_waits.rs`): a long durable
+//! sleep suspends, and the run replayed after the instant completes with each step sent
+//! once; a signal awaited before it is sent suspends the run, and the next run, with the
+//! signal there, completes; in a type that is not durable the await is refused, and the
+//! job fails naming it. The components are 0.3 components (the SDKs' durable modules and
+//! the build's `contract_of`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::common::http_server::TestServer;
+use crate::common::*;
+use crate::durable::{MemorySink, durable, http, opened};
+use sluice_sandbox::{
+    CancellationToken, Contract, Grants, JournalEntry, Outcome, RunReport, Sandbox, Suspension,
+};
+
+async fn run_steps(
+    sandbox: &Sandbox,
+    lang: &str,
+    payload: &serde_json::Value,
+    grants: Grants,
+) -> RunReport {
+    let component = prepare_guest(sandbox, lang, "durable-steps");
+    assert_eq!(component.contract(), Contract::V0_3, "{lang}");
+    sandbox
+        .run_with(
+            &component,
+            job(&payload.to_string()),
+            &limits(),
+            grants,
+            CancellationToken::new(),
+        )
+        .await
+}
+
+fn recorded(sink: &MemorySink) -> Vec<JournalEntry> {
+    sink.entries.lock().unwrap().clone()
+}
+
+/// A sink that holds `journal` already, as the database does for the next run.
+fn holding(journal: &[JournalEntry]) -> Arc<MemorySink> {
+    let sink = MemorySink::default();
+    *sink.entries.lock().unwrap() = journal.to_vec();
+    Arc::new(sink)
+}
+
+fn text(report: &RunReport) -> String {
+    match &report.outcome {
+        Outcome::Completed { output } => String::from_utf8_lossy(output).into_owned(),
+        other => panic!(
+            "expected a completion, got {other:?}; logs:\n{}",
+            String::from_utf8_lossy(&report.logs)
+        ),
+    }
+}
+
+async fn a_long_sleep_suspends_and_the_replayed_run_sends_each_step_once(lang: &str) {
+    let server = TestServer::start().await;
+    let sandbox = opened();
+    let payload = serde_json::json!({
+        "urls": [server.url("/ok"), server.url("/ok")],
+        "sleep_after": { "1": 1500 },
+    });
+    let grants = |recorded, sink| Grants {
+        http: http(&server),
+        durable: durable(recorded, sink),
+        ..Grants::default()
+    };
+    let sink = Arc::new(MemorySink::default());
+    let first = run_steps(&sandbox, lang, &payload, grants(Vec::new(), &sink)).await;
+    let Outcome::Suspended(Suspension::Sleep { until_ms }) = first.outcome else {
+        panic!(
+            "{lang}: a 1.5 s sleep suspends: {:?}; logs:\n{}",
+            first.outcome,
+            String::from_utf8_lossy(&first.logs)
+        );
+    };
+    assert_eq!(server.requests().len(), 1, "{lang}: step 1 only");
+    let journal = recorded(&sink);
+    let sleep = journal
+        .iter()
+        .find(|e| e.kind == "sleep")
+        .unwrap_or_else(|| panic!("{lang}: the instant is journaled: {journal:?}"));
+    assert_eq!(sleep.request, "1500ms", "{lang}");
+    assert_eq!(sleep.result, until_ms.to_be_bytes(), "{lang}");
+
+    let wait = u64::try_from(until_ms - now_ms()).unwrap_or(0);
+    tokio::time::sleep(Duration::from_millis(wait + 100)).await;
+    let later_sink = holding(&journal);
+    let later = run_steps(&sandbox, lang, &payload, grants(journal, &later_sink)).await;
+    assert_eq!(text(&later), r#"["hello","hello"]"#, "{lang}");
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "{lang}: step 1 once (replayed), step 2 once"
+    );
+}
+
+fn now_ms() -> i64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    i64::try_from(since.as_millis()).unwrap()
+}
+
+async fn an_awaited_signal_suspends_and_the_next_run_takes_it(lang: &str) {
+    let server = TestServer::start().await;
+    let sandbox = opened();
+    let payload = serde_json::json!({
+        "urls": [server.url("/ok"), server.url("/ok")],
+        "signal_before": { "2": "approve" },
+    });
+    let grants = |recorded, sink| Grants {
+        http: http(&server),
+        durable: durable(recorded, sink),
+        ..Grants::default()
+    };
+    let sink = Arc::new(MemorySink::default());
+    let first = run_steps(&sandbox, lang, &payload, grants(Vec::new(), &sink)).await;
+    assert_eq!(
+        first.outcome,
+        Outcome::Suspended(Suspension::Signal {
+            name: "approve".into(),
+            deadline_ms: None
+        }),
+        "{lang}: logs:\n{}",
+        String::from_utf8_lossy(&first.logs)
+    );
+    assert_eq!(server.requests().len(), 1, "{lang}");
+
+    let journal = recorded(&sink);
+    let second_sink = holding(&journal);
+    second_sink
+        .signals
+        .lock()
+        .unwrap()
+        .push(("approve".into(), br#"{"by":"ana"}"#.to_vec(), None));
+    let second = run_steps(
+        &sandbox,
+        lang,
+        &payload,
+        grants(journal.clone(), &second_sink),
+    )
+    .await;
+    assert_eq!(text(&second), r#"["hello","hello"]"#, "{lang}");
+    assert_eq!(server.requests().len(), 2, "{lang}");
+    let taken_at = second_sink.signals.lock().unwrap()[0].2;
+    assert_eq!(taken_at, Some(journal.len() as u32), "{lang}");
+    let entries = recorded(&second_sink);
+    let signal = entries
+        .iter()
+        .find(|e| e.kind == "signal")
+        .unwrap_or_else(|| panic!("{lang}: the signal is journaled: {entries:?}"));
+    assert_eq!(signal.request, "approve", "{lang}");
+
+    // Not durable: the await is refused and the job fails (fatal) naming it.
+    let plain = run_steps(
+        &sandbox,
+        lang,
+        &serde_json::json!({ "urls": [server.url("/ok")], "signal_before": { "1": "approve" } }),
+        Grants {
+            http: http(&server),
+            ..Grants::default()
+        },
+    )
+    .await;
+    let Outcome::Failed(failure) = &plain.outcome else {
+        panic!("{lang}: not durable, the await fails: {:?}", plain.outcome);
+    };
+    assert!(failure.is_fatal(), "{lang}: {}", failure.reason());
+    assert!(
+        failure.reason().contains("durable"),
+        "{lang}: {}",
+        failure.reason()
+    );
+    assert_eq!(server.requests().len(), 2, "{lang}: nothing sent");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_a_long_sleep_suspends_and_the_replayed_run_sends_each_step_once() {
+    a_long_sleep_suspends_and_the_replayed_run_sends_each_step_once("python").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_an_awaited_signal_suspends_and_the_next_run_takes_it() {
+    an_awaited_signal_suspends_and_the_next_run_takes_it("python").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn js_a_long_sleep_suspends_and_the_replayed_run_sends_each_step_once() {
+    a_long_sleep_suspends_and_the_replayed_run_sends_each_step_once("js").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn js_an_awaited_signal_suspends_and_the_next_run_takes_it() {
+    an_awaited_signal_suspends_and_the_next_run_takes_it("js").await;
+}
