@@ -114,6 +114,28 @@ fn files(lang: Lang) -> Vec<File> {
                 "sluice_task.py",
                 include_bytes!("../../../guest-sdk/python/sluice_task.py"),
             ),
+            // The rest of the SDK (`sluice_task` re-exports their names), used once the
+            // project targets contract 0.2 or 0.3 (docs/guests/python.md).
+            raw(
+                "sluice_http.py",
+                include_bytes!("../../../guest-sdk/python/sluice_http.py"),
+            ),
+            raw(
+                "sluice_jobs.py",
+                include_bytes!("../../../guest-sdk/python/sluice_jobs.py"),
+            ),
+            raw(
+                "sluice_secrets.py",
+                include_bytes!("../../../guest-sdk/python/sluice_secrets.py"),
+            ),
+            raw(
+                "sluice_durable.py",
+                include_bytes!("../../../guest-sdk/python/sluice_durable.py"),
+            ),
+            raw(
+                "sluice_flow.py",
+                include_bytes!("../../../guest-sdk/python/sluice_flow.py"),
+            ),
             raw("wit/task.wit", WIT.as_bytes()),
         ]),
         Lang::Js => files.extend([
