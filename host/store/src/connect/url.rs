@@ -3,8 +3,11 @@
 //! Owns: what sqlx's own URL parser lacks and psql users write: several hosts
 //! (`postgres://h1:5432,h2:5433/db`), `target_session_attrs`, `sslrootcert=system`,
 //! `sslmode=require` turning into `verify-ca` when a root certificate is given (libpq's
-//! rule), a check that the certificate files named can be read, and the default
-//! `application_name`.
+//! rule), a check that the certificate files named can be read, the default
+//! `application_name`, and no TLS by default to a server on this machine (a loopback
+//! address or `localhost`) when neither the URL nor `PGSSLMODE` asks for it: encryption
+//! that never leaves the machine protects nothing and halves the worker's throughput
+//! against a local server (docs/benchmarks.md, docs/postgres.md).
 //! Must not: connect (the caller does), or accept a parameter it would silently ignore
 //! and that changes where or how securely it connects.
 
@@ -60,6 +63,7 @@ pub fn parse(url: &str, application_name: &str) -> anyhow::Result<Target> {
     };
 
     let mut attrs = SessionAttrs::Any;
+    let mut mode_given = std::env::var_os("PGSSLMODE").is_some();
     let mut system_roots = false;
     let mut root_cert = false;
     let mut kept = Vec::new();
@@ -71,6 +75,9 @@ pub fn parse(url: &str, application_name: &str) -> anyhow::Result<Target> {
                 system_roots = true;
             }
             _ => {
+                if matches!(key, "sslmode" | "ssl-mode") {
+                    mode_given = true;
+                }
                 if matches!(key, "sslrootcert" | "ssl-root-cert" | "ssl-ca") {
                     root_cert = true;
                 }
@@ -118,6 +125,8 @@ pub fn parse(url: &str, application_name: &str) -> anyhow::Result<Target> {
         } else if root_cert && matches!(parsed.get_ssl_mode(), PgSslMode::Require) {
             // libpq: "if a root CA file exists, sslmode=require behaves as verify-ca".
             parsed = parsed.ssl_mode(PgSslMode::VerifyCa);
+        } else if !mode_given && !root_cert && on_this_machine(&parsed) {
+            parsed = parsed.ssl_mode(PgSslMode::Disable);
         }
         if parsed.get_application_name().is_none() {
             parsed = parsed.application_name(application_name);
@@ -128,6 +137,22 @@ pub fn parse(url: &str, application_name: &str) -> anyhow::Result<Target> {
         hosts: options,
         attrs,
     })
+}
+
+/// True for a server reached over loopback (`localhost`, `127.0.0.0/8`, `::1`) or a Unix
+/// socket: its traffic never leaves this machine.
+fn on_this_machine(options: &PgConnectOptions) -> bool {
+    if options.get_socket().is_some() {
+        return true;
+    }
+    let host = options
+        .get_host()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn session_attrs(value: &str) -> anyhow::Result<SessionAttrs> {
@@ -197,6 +222,35 @@ mod tests {
             assert!(matches!(h.get_ssl_mode(), PgSslMode::Require));
             assert_eq!(h.get_application_name(), Some("sluice test"));
         }
+    }
+
+    #[test]
+    fn a_server_on_this_machine_gets_no_tls_unless_the_url_asks_for_it() {
+        if std::env::var_os("PGSSLMODE").is_some() {
+            return; // the environment decides for every host
+        }
+        let mode = |url: &str| parse(url, "s").unwrap().hosts[0].get_ssl_mode();
+        for local in [
+            "postgres://127.0.0.1:5432/db",
+            "postgres://localhost/db",
+            "postgres://[::1]:5432/db",
+            "postgres://127.0.0.2/db",
+        ] {
+            assert!(matches!(mode(local), PgSslMode::Disable), "{local}");
+        }
+        assert!(matches!(
+            mode("postgres://db.example/db"),
+            PgSslMode::Prefer
+        ));
+        assert!(matches!(mode("postgres://10.0.0.1/db"), PgSslMode::Prefer));
+        assert!(matches!(
+            mode("postgres://127.0.0.1/db?sslmode=require"),
+            PgSslMode::Require
+        ));
+        assert!(matches!(
+            mode("postgres://localhost/db?sslmode=prefer"),
+            PgSslMode::Prefer
+        ));
     }
 
     #[test]
