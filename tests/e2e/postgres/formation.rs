@@ -45,9 +45,15 @@ impl Formation {
         let dir =
             std::env::temp_dir().join(format!("sluice-paf-{}-{}", std::process::id(), free_port()));
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        // The XDG folders pg_autoctl keeps its state in are made here, before any
+        // pg_autoctl runs: its processes creating them at the same moment failed one of
+        // them once ("Failed to create state directory …/config: File exists").
+        for sub in ["config", "data"] {
+            std::fs::create_dir_all(dir.join(sub)).unwrap();
+        }
         if postgres_user_if_root().is_some() {
             Command::new("chown")
+                .arg("-R")
                 .arg("postgres")
                 .arg(&dir)
                 .status()
