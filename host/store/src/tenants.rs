@@ -106,7 +106,10 @@ impl TenantLimits {
             {
                 return Err(StoreError::InvalidInput {
                     field,
-                    message: format!("{v} is not positive; use None for the host default"),
+                    message: format!(
+                        "{v} is not positive: a cap is at least 1, or unset for the host \
+                         default (`--unset` in the CLI, null over HTTP)"
+                    ),
                 });
             }
         }
@@ -115,7 +118,10 @@ impl TenantLimits {
         {
             return Err(StoreError::InvalidInput {
                 field: "max_enqueue_per_sec",
-                message: format!("{rate} is not a positive rate; use None for no limit"),
+                message: format!(
+                    "{rate} is not a positive rate: set one above 0, or unset it for no \
+                     limit (`--unset` in the CLI, null over HTTP)"
+                ),
             });
         }
         if let Some(burst) = self.enqueue_burst
@@ -123,7 +129,10 @@ impl TenantLimits {
         {
             return Err(StoreError::InvalidInput {
                 field: "enqueue_burst",
-                message: format!("{burst} is not positive; use None for one second's worth"),
+                message: format!(
+                    "{burst} is not positive: set one above 0, or unset it for one \
+                     second's worth (`--unset` in the CLI, null over HTTP)"
+                ),
             });
         }
         Ok(())

@@ -488,3 +488,47 @@ async fn a_backoff_over_a_hundred_years_is_refused(pool: PgPool) {
     let record = store.get(None, id).await.unwrap().unwrap();
     assert!(record.run_at <= RUN_AT_MAX);
 }
+
+/// A tenant cap of 0 or less is refused naming the cap and how to unset it (in the
+/// surfaces' words, not Rust's), for every cap and for the enqueue rate and burst; no
+/// limit is written.
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_tenant_cap_that_is_not_positive_is_refused_naming_it_and_how_to_unset_it(pool: PgPool) {
+    let store = setup(&pool).await;
+    let refused = |limits: TenantLimits| {
+        let store = store.clone();
+        async move {
+            match store.set_tenant_limits(TENANT, &limits).await {
+                Err(StoreError::InvalidInput { field, message }) => (field, message),
+                other => panic!("expected a refusal, got {other:?}"),
+            }
+        }
+    };
+    let (field, message) = refused(TenantLimits {
+        max_journal_bytes: Some(0),
+        ..TenantLimits::default()
+    })
+    .await;
+    assert_eq!(field, "max_journal_bytes");
+    assert!(
+        message.contains("not positive")
+            && message.contains("--unset")
+            && !message.contains("None"),
+        "{message}"
+    );
+    let (field, message) = refused(TenantLimits {
+        max_enqueue_per_sec: Some(0.0),
+        ..TenantLimits::default()
+    })
+    .await;
+    assert_eq!(field, "max_enqueue_per_sec");
+    assert!(message.contains("unset it for no limit"), "{message}");
+    let (field, _) = refused(TenantLimits {
+        enqueue_burst: Some(-1),
+        ..TenantLimits::default()
+    })
+    .await;
+    assert_eq!(field, "enqueue_burst");
+    let tenant = store.get_tenant(TENANT).await.unwrap().unwrap();
+    assert_eq!(tenant.limits.max_journal_bytes, None, "nothing was written");
+}
