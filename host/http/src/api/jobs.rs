@@ -267,7 +267,7 @@ pub struct SignalRequest {
     post, path = "/v1/jobs/{id}/signals/{name}", tag = "jobs",
     params(
         ("id" = i64, Path, description = "Job id"),
-        ("name" = String, Path, description = "The signal's name, 1 to 128 characters"),
+        ("name" = String, Path, description = "The signal's name, 1 to 128 characters", min_length = 1, max_length = 128),
     ),
     request_body = SignalRequest,
     responses(

@@ -72,6 +72,20 @@ impl JournalSink for MemorySink {
     }
 }
 
+impl MemorySink {
+    /// A sink that holds `journal` already, as the database does for the next run.
+    pub(crate) fn holding(journal: &[JournalEntry]) -> Arc<MemorySink> {
+        let sink = MemorySink::default();
+        *sink.entries.lock().unwrap() = journal.to_vec();
+        Arc::new(sink)
+    }
+
+    /// The journal as it stands.
+    pub(crate) fn recorded(&self) -> Vec<JournalEntry> {
+        self.entries.lock().unwrap().clone()
+    }
+}
+
 pub(crate) fn durable(
     recorded: Vec<JournalEntry>,
     sink: &Arc<MemorySink>,

@@ -15,7 +15,7 @@ use crate::common::http_server::TestServer;
 use crate::common::*;
 use crate::durable::{MemorySink, durable, http, opened};
 use sluice_sandbox::{
-    CancellationToken, Contract, Grants, JournalEntry, Outcome, RunReport, Sandbox, Suspension,
+    CancellationToken, Contract, Grants, Outcome, RunReport, Sandbox, Suspension,
 };
 
 async fn run_steps(
@@ -35,17 +35,6 @@ async fn run_steps(
             CancellationToken::new(),
         )
         .await
-}
-
-fn recorded(sink: &MemorySink) -> Vec<JournalEntry> {
-    sink.entries.lock().unwrap().clone()
-}
-
-/// A sink that holds `journal` already, as the database does for the next run.
-fn holding(journal: &[JournalEntry]) -> Arc<MemorySink> {
-    let sink = MemorySink::default();
-    *sink.entries.lock().unwrap() = journal.to_vec();
-    Arc::new(sink)
 }
 
 fn text(report: &RunReport) -> String {
@@ -80,7 +69,7 @@ async fn a_long_sleep_suspends_and_the_replayed_run_sends_each_step_once(lang: &
         );
     };
     assert_eq!(server.requests().len(), 1, "{lang}: step 1 only");
-    let journal = recorded(&sink);
+    let journal = sink.recorded();
     let sleep = journal
         .iter()
         .find(|e| e.kind == "sleep")
@@ -90,7 +79,7 @@ async fn a_long_sleep_suspends_and_the_replayed_run_sends_each_step_once(lang: &
 
     let wait = u64::try_from(until_ms - now_ms()).unwrap_or(0);
     tokio::time::sleep(Duration::from_millis(wait + 100)).await;
-    let later_sink = holding(&journal);
+    let later_sink = MemorySink::holding(&journal);
     let later = run_steps(&sandbox, lang, &payload, grants(journal, &later_sink)).await;
     assert_eq!(text(&later), r#"["hello","hello"]"#, "{lang}");
     assert_eq!(
@@ -132,8 +121,8 @@ async fn an_awaited_signal_suspends_and_the_next_run_takes_it(lang: &str) {
     );
     assert_eq!(server.requests().len(), 1, "{lang}");
 
-    let journal = recorded(&sink);
-    let second_sink = holding(&journal);
+    let journal = sink.recorded();
+    let second_sink = MemorySink::holding(&journal);
     second_sink
         .signals
         .lock()
@@ -150,7 +139,7 @@ async fn an_awaited_signal_suspends_and_the_next_run_takes_it(lang: &str) {
     assert_eq!(server.requests().len(), 2, "{lang}");
     let taken_at = second_sink.signals.lock().unwrap()[0].2;
     assert_eq!(taken_at, Some(journal.len() as u32), "{lang}");
-    let entries = recorded(&second_sink);
+    let entries = second_sink.recorded();
     let signal = entries
         .iter()
         .find(|e| e.kind == "signal")

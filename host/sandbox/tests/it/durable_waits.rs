@@ -36,17 +36,6 @@ async fn run_sample(
         .await
 }
 
-fn recorded(sink: &MemorySink) -> Vec<sluice_sandbox::JournalEntry> {
-    sink.entries.lock().unwrap().clone()
-}
-
-/// A sink that holds `journal` already, as the database does for the next run.
-fn holding(journal: &[sluice_sandbox::JournalEntry]) -> Arc<MemorySink> {
-    let sink = MemorySink::default();
-    *sink.entries.lock().unwrap() = journal.to_vec();
-    Arc::new(sink)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_long_sleep_suspends_and_the_next_run_continues_past_it_without_repeating_a_step() {
     let server = TestServer::start().await;
@@ -73,7 +62,7 @@ async fn a_long_sleep_suspends_and_the_next_run_continues_past_it_without_repeat
         panic!("a 1.5 s sleep suspends: {:?}", first.outcome);
     };
     assert_eq!(server.requests().len(), 1, "step 1 only");
-    let journal = recorded(&sink);
+    let journal = sink.recorded();
     let sleep = journal
         .iter()
         .find(|e| e.kind == "sleep")
@@ -82,7 +71,7 @@ async fn a_long_sleep_suspends_and_the_next_run_continues_past_it_without_repeat
     assert_eq!(sleep.result, until_ms.to_be_bytes());
 
     // Before the instant, the next run replays to the sleep and suspends again.
-    let early_sink = holding(&journal);
+    let early_sink = MemorySink::holding(&journal);
     let early = run_sample(
         &sandbox,
         "durable-steps",
@@ -98,7 +87,7 @@ async fn a_long_sleep_suspends_and_the_next_run_continues_past_it_without_repeat
     assert_eq!(server.requests().len(), 1, "nothing sent again");
 
     tokio::time::sleep(Duration::from_millis(1600)).await;
-    let later_sink = holding(&journal);
+    let later_sink = MemorySink::holding(&journal);
     let later = run_sample(
         &sandbox,
         "durable-steps",
@@ -192,8 +181,8 @@ async fn an_awaited_signal_suspends_the_run_and_the_next_run_takes_it() {
     );
     assert_eq!(server.requests().len(), 1);
 
-    let journal = recorded(&sink);
-    let second_sink = holding(&journal);
+    let journal = sink.recorded();
+    let second_sink = MemorySink::holding(&journal);
     second_sink
         .signals
         .lock()
@@ -215,7 +204,7 @@ async fn an_awaited_signal_suspends_the_run_and_the_next_run_takes_it() {
         Some(journal.len() as u32),
         "taken at the call after the journal"
     );
-    let entries = recorded(&second_sink);
+    let entries = second_sink.recorded();
     let signal = entries
         .iter()
         .find(|e| e.kind == "signal")
@@ -294,8 +283,8 @@ async fn a_parent_suspends_until_its_children_have_finished_then_gets_their_outc
         "the suspension carries them"
     );
 
-    let journal = recorded(&sink);
-    let second_sink = holding(&journal);
+    let journal = sink.recorded();
+    let second_sink = MemorySink::holding(&journal);
     let done = |text: &str| ChildOutcome {
         state: ChildState::Completed,
         output: Some(text.as_bytes().to_vec()),
@@ -373,7 +362,7 @@ async fn a_snooze_suspends_and_in_a_durable_type_returns_on_the_next_run() {
 
     let mut journal = Vec::new();
     for run in 1..=2 {
-        let sink = holding(&journal);
+        let sink = MemorySink::holding(&journal);
         let report = run_sample(
             &sandbox,
             "snoozer",
@@ -386,9 +375,9 @@ async fn a_snooze_suspends_and_in_a_durable_type_returns_on_the_next_run() {
         )
         .await;
         assert_eq!(report.outcome, snooze, "run {run}");
-        journal = recorded(&sink);
+        journal = sink.recorded();
     }
-    let sink = holding(&journal);
+    let sink = MemorySink::holding(&journal);
     let last = run_sample(
         &sandbox,
         "snoozer",
