@@ -3,7 +3,8 @@
 //! responses without any request reaching the server (`durable-steps`); a run whose
 //! call differs from the recorded one ends `fatal` naming both; a sink that refuses (over
 //! the cap) stops the attempt. The sink here keeps entries in memory, as the worker's
-//! keeps them in PostgreSQL.
+//! keeps them in PostgreSQL; `follow_ups` grants follow-up jobs numbered from 100 (the
+//! store's reserved ids). Both are shared with `durable_waits` and `durable_languages`.
 
 use std::sync::{Arc, Mutex};
 
@@ -11,9 +12,9 @@ use crate::common::http_server::TestServer;
 use crate::common::*;
 use sluice_egress::{AllowList, Grant, NetworkPolicy};
 use sluice_sandbox::{
-    CancellationToken, ChildOutcome, DurableGrant, EgressConfig, Failure, Grants, HttpGrant,
-    JournalEntry, JournalError, JournalSink, Outcome, PersistFuture, RunReport, Sandbox,
-    SandboxConfig, WaitFuture,
+    CancellationToken, CheckFuture, ChildOutcome, DurableGrant, EgressConfig, Failure, FollowUp,
+    FollowUpCheck, FollowUpGrant, Grants, HttpGrant, JournalEntry, JournalError, JournalSink,
+    Outcome, PersistFuture, ReserveFuture, RunReport, Sandbox, SandboxConfig, WaitFuture,
 };
 
 /// A signal sent to the job: (name, payload, the call that took it).
@@ -114,6 +115,29 @@ pub(crate) fn http(server: &TestServer) -> Option<Arc<HttpGrant>> {
         grant: Grant::new(AllowList::parse_with(&[server.origin()], &loopback).unwrap()),
         max_requests: 10,
         recorded: None,
+    }))
+}
+
+/// Accepts every follow-up and numbers them from 100.
+#[derive(Default)]
+pub(crate) struct Numbering(std::sync::atomic::AtomicU64);
+
+impl FollowUpCheck for Numbering {
+    fn check<'a>(&'a self, _: &'a FollowUp) -> CheckFuture<'a> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn reserve_id(&self) -> ReserveFuture<'_> {
+        let id = 100 + self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Box::pin(async move { Ok(id) })
+    }
+}
+
+pub(crate) fn follow_ups() -> Option<Arc<FollowUpGrant>> {
+    Some(Arc::new(FollowUpGrant {
+        max_count: 100,
+        max_bytes: 1 << 20,
+        check: Arc::new(Numbering::default()),
     }))
 }
 

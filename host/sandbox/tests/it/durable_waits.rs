@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use crate::common::http_server::TestServer;
 use crate::common::*;
-use crate::durable::{MemorySink, durable, http, opened};
+use crate::durable::{MemorySink, durable, follow_ups, http, opened};
 use sluice_sandbox::{
-    CancellationToken, CheckFuture, ChildOutcome, ChildState, Failure, FollowUp, FollowUpCheck,
-    FollowUpGrant, Grants, Limits, Outcome, ReserveFuture, RunReport, Sandbox, Suspension,
+    CancellationToken, ChildOutcome, ChildState, Failure, Grants, Limits, Outcome, RunReport,
+    Sandbox, Suspension,
 };
 
 async fn run_sample(
@@ -227,29 +227,6 @@ async fn an_awaited_signal_suspends_the_run_and_the_next_run_takes_it() {
     )
     .await;
     assert!(reason(&plain).contains("durable"), "{}", reason(&plain));
-}
-
-/// Accepts every follow-up and numbers them from 100.
-#[derive(Default)]
-struct Numbering(std::sync::atomic::AtomicU64);
-
-impl FollowUpCheck for Numbering {
-    fn check<'a>(&'a self, _: &'a FollowUp) -> CheckFuture<'a> {
-        Box::pin(async { Ok(()) })
-    }
-
-    fn reserve_id(&self) -> ReserveFuture<'_> {
-        let id = 100 + self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Box::pin(async move { Ok(id) })
-    }
-}
-
-fn follow_ups() -> Option<Arc<FollowUpGrant>> {
-    Some(Arc::new(FollowUpGrant {
-        max_count: 100,
-        max_bytes: 1 << 20,
-        check: Arc::new(Numbering::default()),
-    }))
 }
 
 #[tokio::test(flavor = "multi_thread")]
