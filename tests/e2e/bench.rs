@@ -188,3 +188,40 @@ async fn resume_signals_each_waiting_job_and_it_completes_on_its_first_attempt(p
     .await;
     assert_eq!(completed, 15, "ten timed and five warm-up jobs");
 }
+
+/// `drain --task steps`: each job posts once to the bench's own receiver; `--durable`
+/// journals each request and response (two entries a job, under the job's lease).
+#[sqlx::test(migrations = false)]
+async fn drain_of_steps_posts_once_per_job_and_durable_journals_each(pool: PgPool) {
+    let sluice = Sluice::new(&pool);
+    let drain = ["drain", "--task", "steps", "--jobs", "40", "--concurrency", "4"];
+    let mut durable = drain.to_vec();
+    durable.push("--durable");
+    let out = bench(&sluice, &durable);
+    assert_eq!(out["cmd"], "work", "{out}");
+    assert_eq!(out["task"], "durable-steps", "{out}");
+    assert_eq!(out["durable"], true, "{out}");
+    assert_eq!(out["requests"], 40, "one request per job: {out}");
+    assert_eq!(out["pending_after"], 0, "{out}");
+    let journaled = count(
+        &pool,
+        "SELECT count(DISTINCT job_id) FROM sluice.journal WHERE kind = 'http'",
+    )
+    .await;
+    assert_eq!(journaled, 40, "every job journaled its request");
+}
+
+/// `replay`: durable-steps live and then replayed from its journal; no replayed call
+/// leaves the host (the bench checks it), and the figures are there.
+#[sqlx::test(migrations = false)]
+async fn replay_reports_live_and_replayed_cost_per_call(pool: PgPool) {
+    let sluice = Sluice::new(&pool);
+    let out = bench(&sluice, &["replay", "--calls", "3", "--iterations", "2"]);
+    assert_eq!(out["cmd"], "replay", "{out}");
+    assert_eq!(out["calls"], 3, "{out}");
+    assert!(out["journal_entries"].as_u64().unwrap() >= 3, "{out}");
+    for field in ["empty_p50_us", "live_p50_us", "replay_p50_us"] {
+        assert!(out[field].as_f64().unwrap() > 0.0, "{field}: {out}");
+    }
+    assert!(out["replay_per_call_us"].is_number(), "{out}");
+}

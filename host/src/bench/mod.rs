@@ -8,6 +8,8 @@ mod fairness;
 mod latency;
 mod memory;
 mod queue;
+mod receiver;
+mod replay;
 mod resume;
 mod sandbox;
 
@@ -48,6 +50,18 @@ pub enum BenchCommand {
         /// attempt then carries a grant, though `echo` and `fatal` make no request.
         #[arg(long = "allow-http", value_name = "URL")]
         allow_http: Vec<String>,
+        /// Make the job type durable (`sluice types set T --durable`): with `--task
+        /// steps` each job journals its request before it leaves and its response.
+        #[arg(long)]
+        durable: bool,
+    },
+    /// What a journaled call costs a durable job's next attempt: `durable-steps` with
+    /// `--calls` requests to a local receiver, timed live and replayed (no database).
+    Replay {
+        #[arg(long, default_value_t = 20)]
+        calls: usize,
+        #[arg(long, default_value_t = 200)]
+        iterations: usize,
     },
     /// Pickup latency from an idle worker: jobs enqueued one by one at a fixed rate.
     Latency {
@@ -169,6 +183,10 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
             sandbox::instantiate_and_call(&echo, iterations).await
         }
         BenchCommand::Startup { components } => sandbox::startup(&echo, components).await,
+        BenchCommand::Replay { calls, iterations } => {
+            let steps = read_sample(&args.samples, "durable_steps.wasm")?;
+            replay::replay(&steps, calls, iterations).await
+        }
         command => {
             let store = store.context("this benchmark needs DATABASE_URL")?;
             store.migrate().await.context("apply migrations")?;
@@ -185,9 +203,24 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                 },
                 usize::from,
             );
+            // `drain --task steps` posts to a receiver on 127.0.0.1: open loopback, as
+            // `sluice worker --egress-allow-network 127.0.0.1/32` would.
+            let receiver = match &command {
+                BenchCommand::Drain {
+                    task: queue::DrainTask::Steps,
+                    ..
+                } => Some(receiver::Receiver::start()?),
+                _ => None,
+            };
+            let mut egress = defaults.egress.clone();
+            if receiver.is_some() {
+                egress.networks =
+                    sluice_egress::NetworkPolicy::parse(["127.0.0.1/32"]).context("loopback")?;
+            }
             let sandbox = Sandbox::new(SandboxConfig {
                 epoch_tick,
                 guest_threads,
+                egress,
                 ..defaults
             })?;
             define_sample(&store, &sandbox, "echo", &echo).await?;
@@ -198,8 +231,15 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                     concurrency,
                     prefetch,
                     task,
-                    allow_http,
+                    mut allow_http,
+                    durable,
                 } => {
+                    if task == queue::DrainTask::Steps {
+                        let steps = read_sample(&args.samples, "durable_steps.wasm")?;
+                        define_sample(&store, &sandbox, task.job_type(), &steps).await?;
+                    }
+                    let target = receiver.as_ref().map(|r| r.origin.clone());
+                    allow_http.extend(target.clone());
                     if task == queue::DrainTask::Fatal {
                         let fatal = read_sample(&args.samples, "fatal.wasm")?;
                         define_sample(&store, &sandbox, task.job_type(), &fatal).await?;
@@ -209,16 +249,22 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                         define_sample(&store, &sandbox, task.job_type(), &fan_out).await?;
                         define_sample(&store, &sandbox, queue::FAN_OUT_CHILD, &echo).await?;
                     }
-                    if !allow_http.is_empty() {
-                        grant_http(&store, task.job_type(), &allow_http).await?;
+                    if !allow_http.is_empty() || durable {
+                        set_type(&store, task.job_type(), &allow_http, durable).await?;
                     }
                     let drain = queue::Drain {
                         jobs,
                         concurrency,
                         prefetch,
                         task,
+                        target,
                     };
-                    queue::drain(&store, sandbox, drain).await
+                    let mut result = queue::drain(&store, sandbox, drain).await?;
+                    result["durable"] = durable.into();
+                    if let Some(receiver) = &receiver {
+                        result["requests"] = receiver.answered().into();
+                    }
+                    Ok(result)
                 }
                 BenchCommand::Batch { size, rounds } => queue::batch(&store, size, rounds).await,
                 BenchCommand::Latency {
@@ -233,7 +279,7 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                 BenchCommand::Resume { jobs } => {
                     let awaits = read_sample(&args.samples, "await_signal.wasm")?;
                     define_sample(&store, &sandbox, resume::RESUME_TYPE, &awaits).await?;
-                    resume::make_durable(&store).await?;
+                    set_type(&store, resume::RESUME_TYPE, &[], true).await?;
                     resume::resume(&store, sandbox, jobs).await
                 }
                 BenchCommand::Backlog {
@@ -289,7 +335,9 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                     };
                     fairness::fairness(&store, sandbox, f).await
                 }
-                BenchCommand::Sandbox { .. } | BenchCommand::Startup { .. } => {
+                BenchCommand::Sandbox { .. }
+                | BenchCommand::Startup { .. }
+                | BenchCommand::Replay { .. } => {
                     unreachable!("handled above")
                 }
             }
@@ -319,9 +367,17 @@ async fn define_sample(
     define_sample_for(store, sandbox, BENCH_TENANT, name, bytes).await
 }
 
-/// Gives a defined job type of the bench tenant an outbound HTTP allow list.
-async fn grant_http(store: &Store, job_type: &str, allow: &[String]) -> anyhow::Result<()> {
-    let allow = sluice_shared::grants::normalise("--allow-http", allow, &Default::default())?;
+/// Gives a defined job type of the bench tenant an outbound HTTP allow list (none when
+/// empty), durable or not.
+async fn set_type(
+    store: &Store,
+    job_type: &str,
+    allow: &[String],
+    durable: bool,
+) -> anyhow::Result<()> {
+    // The bench's own receiver (`--task steps`) is on 127.0.0.1.
+    let loopback = sluice_egress::NetworkPolicy::parse(["127.0.0.1/32"]).context("loopback")?;
+    let allow = sluice_shared::grants::normalise("--allow-http", allow, &loopback)?;
     let record = store
         .get_job_type(BENCH_TENANT, job_type)
         .await?
@@ -331,6 +387,7 @@ async fn grant_http(store: &Store, job_type: &str, allow: &[String]) -> anyhow::
             allow,
             ..Default::default()
         },
+        durable,
         ..JobTypeSpec::new(BENCH_TENANT, job_type, record.component_id)
     };
     store.set_job_type(&spec).await?;

@@ -11,16 +11,19 @@ use super::BENCH_TENANT;
 use sluice_worker::{self as worker, Prefetch, WorkerConfig};
 
 fn echo_jobs(count: usize) -> Vec<NewJob> {
-    jobs_of(DrainTask::Echo, count)
+    jobs_of(DrainTask::Echo, count, None)
 }
 
-fn jobs_of(task: DrainTask, count: usize) -> Vec<NewJob> {
+fn jobs_of(task: DrainTask, count: usize, target: Option<&str>) -> Vec<NewJob> {
     (0..count)
         .map(|i| {
             let payload = match task {
                 // One child each, due in an hour: the drain times the parents alone.
                 DrainTask::FanOut => {
                     format!("{{\"type\":\"{FAN_OUT_CHILD}\",\"count\":1,\"delay_ms\":3600000}}")
+                }
+                DrainTask::Steps => {
+                    json!({ "urls": [format!("{}/{i}", target.unwrap_or_default())] }).to_string()
                 }
                 _ => format!("{{\"n\":{i}}}"),
             };
@@ -39,6 +42,9 @@ pub enum DrainTask {
     Fatal,
     /// Each job enqueues one follow-up job (inserted with its completion).
     FanOut,
+    /// Each job POSTs once to a receiver the bench runs on 127.0.0.1 (the Rust
+    /// `durable-steps` sample, one URL): with `--durable`, journaled.
+    Steps,
 }
 
 impl DrainTask {
@@ -48,6 +54,7 @@ impl DrainTask {
             DrainTask::Echo => "echo",
             DrainTask::Fatal => "fatal",
             DrainTask::FanOut => "fan-out",
+            DrainTask::Steps => "durable-steps",
         }
     }
 }
@@ -58,6 +65,8 @@ pub struct Drain {
     pub concurrency: usize,
     pub prefetch: Prefetch,
     pub task: DrainTask,
+    /// The receiver's origin (`--task steps`).
+    pub target: Option<String>,
 }
 
 pub async fn enqueue(
@@ -142,8 +151,9 @@ pub async fn drain(
         concurrency,
         prefetch,
         task,
+        target,
     } = drain;
-    for chunk in jobs_of(task, jobs).chunks(10_000) {
+    for chunk in jobs_of(task, jobs, target.as_deref()).chunks(10_000) {
         store.enqueue_many(chunk).await?;
     }
     // A queue with any history has planner statistics (autovacuum analyzes the table as

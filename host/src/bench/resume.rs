@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, bail};
 use serde_json::json;
 use sluice_sandbox::Sandbox;
-use sluice_store::{JobState, JobTypeSpec, NewJob, Store};
+use sluice_store::{JobState, NewJob, Store};
 use tokio_util::sync::CancellationToken;
 
 use super::{BENCH_TENANT, percentile};
@@ -25,20 +25,6 @@ fn unix_micros() -> i128 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_micros() as i128)
         .unwrap_or(0)
-}
-
-/// Makes the benchmark's type durable (it was defined by `define_sample`).
-pub async fn make_durable(store: &Store) -> anyhow::Result<()> {
-    let record = store
-        .get_job_type(BENCH_TENANT, RESUME_TYPE)
-        .await?
-        .context("the bench job type is defined")?;
-    let spec = JobTypeSpec {
-        durable: true,
-        ..JobTypeSpec::new(BENCH_TENANT, RESUME_TYPE, record.component_id)
-    };
-    store.set_job_type(&spec).await?;
-    Ok(())
 }
 
 /// Polls job `id` every millisecond until `done` holds for it, for up to `limit`.
