@@ -126,6 +126,16 @@ CREATE TABLE sluice.flow_keys (
     CONSTRAINT flow_keys_tenant_job_type_key_key UNIQUE (tenant, job_type, key)
 );
 
+CREATE TABLE sluice.follow_up_aliases (
+    id bigint NOT NULL,
+    parent_id bigint NOT NULL,
+    parent_seq integer NOT NULL,
+    job_id bigint NOT NULL,
+    CONSTRAINT follow_up_aliases_parent_seq_check CHECK ((parent_seq >= 0)),
+    CONSTRAINT follow_up_aliases_pkey PRIMARY KEY (id),
+    CONSTRAINT follow_up_aliases_place_uidx UNIQUE (parent_id, parent_seq)
+);
+
 CREATE TABLE sluice.job_types (
     tenant text NOT NULL,
     name text NOT NULL,
@@ -161,6 +171,7 @@ CREATE TABLE sluice.job_types (
     rate_tokens double precision,
     rate_refilled_at timestamp with time zone,
     flow boolean GENERATED ALWAYS AS ((paused OR (max_running IS NOT NULL) OR (rate_count IS NOT NULL))) STORED,
+    max_snoozes integer,
     CONSTRAINT job_types_backoff_base_ms_check CHECK ((backoff_base_ms >= 0)),
     CONSTRAINT job_types_backoff_cap_ms_check CHECK ((backoff_cap_ms >= 0)),
     CONSTRAINT job_types_backoff_jitter_check CHECK (((backoff_jitter >= (0)::double precision) AND (backoff_jitter <= (1)::double precision))),
@@ -179,6 +190,7 @@ CREATE TABLE sluice.job_types (
     CONSTRAINT job_types_max_attempts_check CHECK ((max_attempts >= 1)),
     CONSTRAINT job_types_max_running_check CHECK ((max_running > 0)),
     CONSTRAINT job_types_max_running_per_key_check CHECK ((max_running_per_key > 0)),
+    CONSTRAINT job_types_max_snoozes_check CHECK ((max_snoozes >= 0)),
     CONSTRAINT job_types_memory_bytes_check CHECK ((memory_bytes > 0)),
     CONSTRAINT job_types_name_length CHECK (((char_length(name) >= 1) AND (char_length(name) <= 128))),
     CONSTRAINT job_types_output_bytes_check CHECK ((output_bytes > 0)),
@@ -511,6 +523,9 @@ CREATE INDEX flow_keys_due_idx ON sluice.flow_keys USING btree (ready_at) WHERE 
 CREATE UNIQUE INDEX flow_keys_pkey ON sluice.flow_keys USING btree (id);
 CREATE INDEX flow_keys_ready_idx ON sluice.flow_keys USING btree (tenant, job_type, ready_at) WHERE (ready_at IS NOT NULL);
 CREATE UNIQUE INDEX flow_keys_tenant_job_type_key_key ON sluice.flow_keys USING btree (tenant, job_type, key);
+CREATE INDEX follow_up_aliases_job_idx ON sluice.follow_up_aliases USING btree (job_id);
+CREATE UNIQUE INDEX follow_up_aliases_pkey ON sluice.follow_up_aliases USING btree (id);
+CREATE UNIQUE INDEX follow_up_aliases_place_uidx ON sluice.follow_up_aliases USING btree (parent_id, parent_seq);
 CREATE INDEX job_types_component_idx ON sluice.job_types USING btree (component_id);
 CREATE INDEX job_types_flow_idx ON sluice.job_types USING btree (tenant, name) WHERE flow;
 CREATE INDEX job_types_paused_idx ON sluice.job_types USING btree (tenant, name) WHERE paused;
@@ -1675,6 +1690,8 @@ AS $function$
 DECLARE
     v_state       sluice.job_state;
     v_waiting_for text;
+    v_limit       bigint;
+    v_size        bigint;
 BEGIN
     IF signal.job_id IS NULL THEN
         RAISE EXCEPTION 'invalid job_id: must not be NULL'
@@ -1685,13 +1702,25 @@ BEGIN
                 coalesce(char_length(signal.name)::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value', COLUMN = 'name';
     END IF;
-    -- The row lock serialises this with the suspension statement (see the file's top).
-    SELECT j.state, j.waiting_for INTO v_state, v_waiting_for
-    FROM sluice.jobs j WHERE j.id = signal.job_id
-    FOR UPDATE;
+    -- The row lock serialises this with the suspension statement (migration 0027's top).
+    SELECT j.state, j.waiting_for,
+           coalesce(t.max_payload_bytes,
+                    nullif(current_setting('sluice.default_max_payload_bytes', true), '')::bigint,
+                    1048576)
+      INTO v_state, v_waiting_for, v_limit
+    FROM sluice.jobs j LEFT JOIN sluice.tenants t ON t.id = j.tenant
+    WHERE j.id = signal.job_id
+    FOR UPDATE OF j;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'job % not found', signal.job_id
             USING ERRCODE = 'no_data_found', COLUMN = 'job_id';
+    END IF;
+    v_size := octet_length(signal.payload::text);
+    IF v_size > v_limit THEN
+        RAISE EXCEPTION 'signal payload is % bytes, over the limit of % bytes: store large data elsewhere and pass a reference',
+                v_size, v_limit
+            USING ERRCODE = 'program_limit_exceeded', COLUMN = 'payload',
+                  DETAIL = v_size::text || '/' || v_limit::text;
     END IF;
     IF v_state IN ('completed', 'dead', 'cancelled') THEN
         RAISE EXCEPTION 'job % is %: a finished job takes no signals', signal.job_id, v_state
@@ -1723,7 +1752,9 @@ BEGIN
         awaited = NULL, updated_at = now()
     WHERE p.id = NEW.parent_id AND p.state = 'waiting' AND NEW.id = ANY (p.awaited)
       AND NOT EXISTS (SELECT 1 FROM sluice.jobs c
-                      WHERE c.id = ANY (p.awaited)
+                      WHERE c.id = ANY (p.awaited || ARRAY(
+                                SELECT a.job_id FROM sluice.follow_up_aliases a
+                                WHERE a.parent_id = p.id AND a.id = ANY (p.awaited)))
                         AND c.state NOT IN ('completed', 'dead', 'cancelled'));
     IF FOUND THEN
         PERFORM pg_notify('sluice_jobs', '');
@@ -1830,6 +1861,7 @@ CREATE TRIGGER jobs_wake_parent AFTER UPDATE OF state ON sluice.jobs FOR EACH RO
 
 -- Comments
 -- --------
+COMMENT ON COLUMN sluice.job_types.max_snoozes IS 'Snoozes one job of this type may take (NULL: the host default, 25). See migrations/0031_max_snoozes.sql.';
 COMMENT ON COLUMN sluice.tenants.max_journal_bytes IS 'Cap on one durable job''s journal, in bytes (NULL: the type''s journal_bytes or the host default). See migrations/0025_tenant_journal_cap.sql and docs/durable.md.';
 COMMENT ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text, concurrency_key text) IS 'Enqueue one Sluice job inside the caller''s transaction; returns the job id (the existing one for a duplicate idempotency key). See docs/enqueue-from-sql.md.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint) IS 'sluice.enqueue_jobs(...) for jobs without a parent (the form of migration 0011). See migrations/0014_follow_up_jobs.sql.';
@@ -1842,6 +1874,7 @@ COMMENT ON FUNCTION sluice.signal(job_id bigint, name text, payload jsonb) IS 'S
 COMMENT ON FUNCTION sluice.wake_parent() IS 'Trigger jobs_wake_parent: a follow-up job that finishes wakes its waiting parent when it was the last job the parent awaits. See migrations/0028_wake_parent.sql.';
 COMMENT ON TABLE sluice.attempt_logs IS 'The captured log of each attempt that produced output, masked and capped; deleted with its job.';
 COMMENT ON TABLE sluice.flow_keys IS 'One row per (tenant, job type, concurrency key) in the flow lane: its running jobs, token bucket and when the claim should look at it next (NULL: at its limit or idle). See migrations/0024_flow_control.sql and docs/flow-control.md.';
+COMMENT ON TABLE sluice.follow_up_aliases IS 'Reserved follow-up job ids that stand for the existing job their idempotency key named (await-jobs reads that job under the id). See migrations/0029_follow_up_aliases.sql.';
 COMMENT ON TABLE sluice.journal IS 'The host calls a durable job''s guest observed, in order; deleted with its job.';
 COMMENT ON TABLE sluice.journal_heads IS 'Per durable job: the pinned component and the journal''s size; deleted with its job.';
 COMMENT ON TABLE sluice.signals IS 'Signals sent to jobs (sluice.signal), kept until an await-signal call takes them (consumed_seq); deleted with their job. See migrations/0027_durable_waits.sql.';

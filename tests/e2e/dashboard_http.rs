@@ -4,6 +4,7 @@
 //! page and action, HTML escaping of tenant-controlled text, admin-only pages, and the
 //! security headers. The browser tests (`dashboard`) cover the pages in Chromium.
 
+mod durable_page;
 mod odd_input;
 
 use reqwest::StatusCode;

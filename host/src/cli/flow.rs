@@ -1,5 +1,6 @@
 //! The flow-control flags of `sluice types set` (`--max-running`, `--max-running-per-key`,
-//! `--rate`, `--rate-per-key`) and `sluice types pause|resume` (docs/flow-control.md).
+//! `--rate`, `--rate-per-key`, `--max-snoozes`) and `sluice types pause|resume`
+//! (docs/flow-control.md).
 //!
 //! Owns: parsing these flags into a `sluice_store::FlowChange` and wording the settings
 //! for people. Must not: enforce anything (the claim does, in SQL) or print JSON of its
@@ -20,6 +21,22 @@ fn parse_cap(text: &str) -> Result<Cap, String> {
             .filter(|n| *n > 0)
             .map(|n| Cap(Some(n)))
             .ok_or_else(|| format!("`{n}` is not a number of jobs (at least 1) or `none`")),
+    }
+}
+
+/// A snooze limit given on the command line: a number (0 allowed), or `default`.
+#[derive(Clone, Copy, Debug)]
+pub struct SnoozeLimit(Option<u32>);
+
+fn parse_snooze_limit(text: &str) -> Result<SnoozeLimit, String> {
+    match text {
+        "default" => Ok(SnoozeLimit(None)),
+        n => n
+            .parse::<u32>()
+            .ok()
+            .filter(|n| i32::try_from(*n).is_ok())
+            .map(|n| SnoozeLimit(Some(n)))
+            .ok_or_else(|| format!("`{n}` is not a number of snoozes (0 or more) or `default`")),
     }
 }
 
@@ -50,6 +67,10 @@ pub struct FlowArgs {
     /// The same, for each concurrency key on its own.
     #[arg(long, value_name = "N/PERIOD|none", value_parser = parse_rate)]
     pub rate_per_key: Option<RateArg>,
+    /// Times one job may snooze (`flow.snooze`, contract 0.3) before a snooze fails its
+    /// attempt instead (`default`: the host's, 25).
+    #[arg(long, value_name = "N|default", value_parser = parse_snooze_limit)]
+    pub max_snoozes: Option<SnoozeLimit>,
 }
 
 impl FlowArgs {
@@ -61,6 +82,7 @@ impl FlowArgs {
             max_running_per_key: self.max_running_per_key.map(|c| c.0),
             rate: self.rate.map(|r| r.0),
             rate_per_key: self.rate_per_key.map(|r| r.0),
+            max_snoozes: self.max_snoozes.map(|n| n.0),
         };
         (change != FlowChange::default()).then_some(change)
     }
@@ -84,5 +106,10 @@ pub fn fields(flow: &FlowLimits) -> Vec<(&'static str, String)> {
         ("max running per key", cap(flow.max_running_per_key)),
         ("rate", rate(flow.rate())),
         ("rate per key", rate(flow.rate_per_key())),
+        (
+            "max snoozes",
+            flow.max_snoozes
+                .map_or("default (25)".to_owned(), |n| n.to_string()),
+        ),
     ]
 }

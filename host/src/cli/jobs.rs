@@ -156,7 +156,7 @@ pub async fn run(
             if let Some(held) = &job.held {
                 fields.push(("held", held.to_string()));
             }
-            if let Some(waits) = waiting_text(&job) {
+            if let Some(waits) = sluice_wire::jobs::waiting_text(&job) {
                 fields.push(("waiting for", waits));
             }
             if let Some(parent) = job.parent_id {
@@ -229,26 +229,6 @@ pub async fn run(
         }
     }
     Ok(())
-}
-
-/// What a waiting job waits for: a signal, jobs, or a time (its `run_at`).
-fn waiting_text(job: &sluice_store::JobRecord) -> Option<String> {
-    if job.state != JobState::Waiting {
-        return None;
-    }
-    let until = if job.run_at.timestamp() >= 253_402_300_000 - 1 {
-        String::new()
-    } else {
-        format!(" (until {})", job.run_at.to_rfc3339())
-    };
-    Some(match (&job.waiting_for, &job.awaited) {
-        (Some(name), _) => format!("signal `{name}`{until}"),
-        (None, Some(ids)) => {
-            let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
-            format!("jobs {}", ids.join(", "))
-        }
-        (None, None) => format!("the time {}", job.run_at.to_rfc3339()),
-    })
 }
 
 const ATTEMPT_HEADERS: [&str; 7] = [

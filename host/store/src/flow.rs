@@ -112,6 +112,8 @@ pub struct FlowLimits {
     pub key_rate_count: Option<i32>,
     /// The per-key rate's period, in milliseconds.
     pub key_rate_period_ms: Option<i64>,
+    /// Snoozes one job may take (`None`: the host's default).
+    pub max_snoozes: Option<i32>,
 }
 
 impl FlowLimits {
@@ -140,6 +142,8 @@ pub struct FlowChange {
     pub rate: Option<Option<Rate>>,
     /// The per-key rate.
     pub rate_per_key: Option<Option<Rate>>,
+    /// Snoozes one job may take (`Some(None)`: back to the host's default); 0 allowed.
+    pub max_snoozes: Option<Option<u32>>,
 }
 
 /// A job type's flow controls and their state now.
@@ -161,7 +165,8 @@ pub struct FlowSettings {
     pub tokens: Option<f64>,
 }
 
-/// Why a pending, due job is not running (the first that applies).
+/// Why a pending job is not running (the first that applies): a flow control holding a
+/// due job back, or the snooze a job is in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Held {
     /// Its tenant is paused.
@@ -196,6 +201,11 @@ pub enum Held {
         /// When the key's next token comes.
         until: DateTime<Utc>,
     },
+    /// Its last run snoozed (`flow.snooze`) until `until`.
+    Snoozed {
+        /// When it is due again.
+        until: DateTime<Utc>,
+    },
 }
 
 impl std::fmt::Display for Held {
@@ -214,6 +224,7 @@ impl std::fmt::Display for Held {
             Held::KeyRateLimited { key, until } => {
                 write!(f, "key {key} rate limited until {}", at(until))
             }
+            Held::Snoozed { until } => write!(f, "snoozed until {}", at(until)),
         }
     }
 }
@@ -224,6 +235,8 @@ struct HeldRow {
     tenant_paused: bool,
     type_paused: Option<bool>,
     scheduled: bool,
+    run_at: DateTime<Utc>,
+    snoozed: bool,
     max_running: Option<i32>,
     type_running: Option<i32>,
     max_running_per_key: Option<i32>,
@@ -242,7 +255,7 @@ impl HeldRow {
             return Some(Held::TypePaused);
         }
         if self.scheduled {
-            return None;
+            return self.snoozed.then_some(Held::Snoozed { until: self.run_at });
         }
         if let (Some(max), Some(running)) = (self.max_running, self.type_running)
             && running >= max
@@ -304,6 +317,17 @@ impl Store {
         if let Some(n) = change.max_running_per_key {
             let n = positive("max_running_per_key", n)?;
             patch.insert("max_running_per_key".into(), n.into());
+        }
+        if let Some(n) = change.max_snoozes {
+            let n = n
+                .map(|n| {
+                    i32::try_from(n).map_err(|_| StoreError::InvalidInput {
+                        field: "max_snoozes",
+                        message: format!("must be from 0 to {}, got {n}", i32::MAX),
+                    })
+                })
+                .transpose()?;
+            patch.insert("max_snoozes".into(), n.into());
         }
         for (rate, count, period, field) in [
             (change.rate, "rate_count", "rate_period_ms", "rate"),

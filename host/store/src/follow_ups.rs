@@ -12,7 +12,9 @@
 //! jobs any other way than `enqueue_many_on` (the one INSERT, `sluice.enqueue_jobs`).
 //! Children of contract 0.3 (with reserved ids) and of suspensions are inserted once
 //! ([`Store::insert_children_once`]): a durable run that suspended inserted those it had
-//! asked for, and the replaying run that completes asks for them again.
+//! asked for, and the replaying run that completes asks for them again. One whose
+//! idempotency key named a job already is not inserted: its reserved id becomes an alias
+//! of that job (`sluice.follow_up_aliases`, migration 0029), which `await-jobs` reads.
 //! Children of the reserved type `sluice.event` are events, not jobs: the same
 //! transaction sends them with `sluice.send_event` (the transactional outbox), so a
 //! task's event exists if and only if its attempt's completion was written.
@@ -27,6 +29,9 @@ use crate::{Store, StoreError};
 
 /// The children of some parents that exist already (finish/existing_children.sql).
 const EXISTING_CHILDREN: &str = include_str!("../sql/finish/existing_children.sql");
+
+/// Reserved ids that stand for the job their key named (finish/insert_aliases.sql).
+const INSERT_ALIASES: &str = include_str!("../sql/finish/insert_aliases.sql");
 
 impl Store {
     /// Inserts the follow-up jobs (each with its parent set) that do not exist yet, and
@@ -71,8 +76,30 @@ impl Store {
             })
             .cloned()
             .collect();
-        if !new.is_empty() {
-            self.enqueue_many_on(&mut *tx, &new).await?;
+        if new.is_empty() {
+            return Ok(());
+        }
+        let enqueued = self.enqueue_many_on(&mut *tx, &new).await?;
+        // A reserved id whose key folded it onto another job stands for that job.
+        let (mut ids, mut parents, mut places, mut holders) = (vec![], vec![], vec![], vec![]);
+        for (child, done) in new.iter().zip(&enqueued) {
+            if let (Some(id), Some(parent)) = (child.id, child.parent)
+                && done.id != id
+            {
+                ids.push(id);
+                parents.push(parent.id);
+                places.push(parent.seq);
+                holders.push(done.id);
+            }
+        }
+        if !ids.is_empty() {
+            sqlx::query(INSERT_ALIASES)
+                .bind(&ids)
+                .bind(&parents)
+                .bind(&places)
+                .bind(&holders)
+                .execute(&mut *tx)
+                .await?;
         }
         Ok(())
     }

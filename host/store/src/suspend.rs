@@ -70,12 +70,12 @@ pub enum Wake {
         ids: Vec<i64>,
     },
     /// A snooze: `pending` again after `delay`, counting one more snooze; refused with
-    /// [`Suspended::SnoozeLimit`] (nothing written) when the job already snoozed
-    /// `max_snoozes` times.
+    /// [`Suspended::SnoozeLimit`] (nothing written) when the job already snoozed as many
+    /// times as its type's `max_snoozes` allows, or `max_snoozes` when the type sets none.
     Snooze {
         /// How long from now (database time).
         delay: Duration,
-        /// The job type's `--max-snoozes`.
+        /// The host's default limit, for types without `max_snoozes`.
         max_snoozes: i32,
     },
 }
@@ -91,7 +91,10 @@ pub enum Suspended {
     Cancelled,
     /// The snooze would pass the limit: nothing was written and the job still runs under
     /// its lease; the caller fails the attempt (retryably, naming the limit).
-    SnoozeLimit,
+    SnoozeLimit {
+        /// The limit that applied: the type's `max_snoozes`, else the caller's.
+        limit: i32,
+    },
 }
 
 /// Locks the running job, fenced, and reads its snoozes and cancel request.
@@ -168,7 +171,8 @@ impl Store {
     /// given back and archived as `suspended`. `LeaseLost` when the lease no longer holds
     /// (nothing written); `FollowUpRefused` when a follow-up cannot be inserted (nothing
     /// written, the job still runs under its lease: fail the attempt instead);
-    /// `Ok(SnoozeLimit)` when a snooze would pass its limit (nothing written).
+    /// `Ok(SnoozeLimit)` when a snooze would pass its limit, the type's `max_snoozes` or
+    /// else [`Wake::Snooze`]'s (nothing written).
     #[tracing::instrument(name = "store.suspend", level = "debug", skip_all, fields(job_id = lease.job_id))]
     pub async fn suspend(
         &self,
@@ -194,21 +198,23 @@ impl Store {
         }
 
         let mut tx = self.pool.begin().await?;
-        let held: Option<(i32, bool)> = sqlx::query_as(SUSPEND_LOCK)
+        let held: Option<(i32, bool, Option<i32>)> = sqlx::query_as(SUSPEND_LOCK)
             .bind(job_id)
             .bind(lease.token)
             .fetch_optional(&mut *tx)
             .await?;
-        let Some((snoozes, cancel_requested)) = held else {
+        let Some((snoozes, cancel_requested, type_limit)) = held else {
             tx.rollback().await?;
             return Err(StoreError::LeaseLost { job_id });
         };
         if let Wake::Snooze { max_snoozes, .. } = suspension.wake
             && !cancel_requested
-            && snoozes >= max_snoozes
+            && snoozes >= type_limit.unwrap_or(max_snoozes)
         {
             tx.rollback().await?;
-            return Ok(Suspended::SnoozeLimit);
+            return Ok(Suspended::SnoozeLimit {
+                limit: type_limit.unwrap_or(max_snoozes),
+            });
         }
         if !cancel_requested
             && let Err(error) = self

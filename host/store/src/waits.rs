@@ -31,7 +31,8 @@ impl Store {
     /// /v1/jobs/{id}/signals/{name}`); `payload: None` sends it without one (the await
     /// then returns the JSON text `null`). `tenant: Some` scopes the job: another tenant's
     /// is `NotFound`, as a missing one. A finished job is refused with
-    /// `IllegalTransition` naming its state. Returns true when it woke the job (it was
+    /// `IllegalTransition` naming its state; a payload over the tenant's payload limit
+    /// (else this host's default) `PayloadTooLarge`. Returns true when it woke the job (it was
     /// waiting for that name); otherwise the signal is kept until an await takes it.
     #[tracing::instrument(name = "store.send_signal", level = "debug", skip_all, fields(job_id))]
     pub async fn send_signal(
@@ -48,15 +49,18 @@ impl Store {
         if !tenant.is_none_or(text::findable) {
             return Err(StoreError::job_not_found(job_id));
         }
-        let result: Result<Option<bool>, sqlx::Error> = sqlx::query_scalar(SEND_SIGNAL)
-            .bind(job_id)
-            .bind(tenant)
-            .bind(name)
-            .bind(payload.map(sqlx::types::Json))
-            .fetch_optional(&self.pool)
-            .await;
+        let result: Result<Option<(Option<bool>, i64, i64)>, sqlx::Error> =
+            sqlx::query_as(SEND_SIGNAL)
+                .bind(job_id)
+                .bind(tenant)
+                .bind(name)
+                .bind(payload.map(sqlx::types::Json))
+                .bind(self.default_max_payload_bytes)
+                .fetch_optional(&self.pool)
+                .await;
         match result {
-            Ok(Some(woke)) => Ok(woke),
+            Ok(Some((Some(woke), _, _))) => Ok(woke),
+            Ok(Some((None, size, limit))) => Err(StoreError::PayloadTooLarge { size, limit }),
             Ok(None) => Err(StoreError::job_not_found(job_id)),
             Err(error) => Err(signal_error(job_id, error)),
         }
@@ -122,8 +126,9 @@ impl Store {
 }
 
 /// The error of `sluice.signal(...)` for people and callers: a missing job (deleted
-/// meanwhile) is `NotFound`, a finished one `IllegalTransition` with its state, an
-/// invalid argument `InvalidInput` naming it.
+/// meanwhile) is `NotFound`, a finished one `IllegalTransition` with its state, a payload
+/// over the database's limit `PayloadTooLarge`, an invalid argument `InvalidInput`
+/// naming it.
 fn signal_error(job_id: i64, error: sqlx::Error) -> StoreError {
     let Some(db) = error
         .as_database_error()
@@ -141,6 +146,14 @@ fn signal_error(job_id: i64, error: sqlx::Error) -> StoreError {
             },
             None => error.into(),
         },
+        "54000" => {
+            let (size, limit) = db
+                .detail()
+                .and_then(|d| d.split_once('/'))
+                .and_then(|(size, limit)| Some((size.parse().ok()?, limit.parse().ok()?)))
+                .unwrap_or_default();
+            StoreError::PayloadTooLarge { size, limit }
+        }
         "22023" => StoreError::InvalidInput {
             field: if db.column() == Some("name") {
                 "name"

@@ -99,6 +99,10 @@ pub struct JobTypeView {
     /// The token bucket of each concurrency key, `N/PERIOD`.
     #[schema(required = true, example = "10/1s")]
     pub rate_per_key: Option<String>,
+    /// Times one job may snooze before a snooze fails its attempt (null: the host's
+    /// default, 25).
+    #[schema(required = true, minimum = 0)]
+    pub max_snoozes: Option<i32>,
 }
 
 impl From<JobTypeRecord> for JobTypeView {
@@ -132,6 +136,7 @@ impl From<JobTypeRecord> for JobTypeView {
             max_running_per_key: t.flow.max_running_per_key,
             rate: t.flow.rate().map(|r| r.to_string()),
             rate_per_key: t.flow.rate_per_key().map(|r| r.to_string()),
+            max_snoozes: t.flow.max_snoozes,
         }
     }
 }

@@ -355,3 +355,24 @@ pub struct JobLogs {
     /// or was released, has none).
     pub attempts: Vec<AttemptLogView>,
 }
+
+/// What a waiting job waits for, in words (`sluice jobs show`, the dashboard's job page):
+/// a signal (and until when), jobs, or a time (its `run_at`); `None` unless `waiting`.
+pub fn waiting_text(job: &JobRecord) -> Option<String> {
+    if job.state != sluice_store::JobState::Waiting {
+        return None;
+    }
+    let until = if job.run_at.timestamp() >= 253_402_300_000 - 1 {
+        String::new()
+    } else {
+        format!(" (until {})", job.run_at.to_rfc3339())
+    };
+    Some(match (&job.waiting_for, &job.awaited) {
+        (Some(name), _) => format!("signal `{name}`{until}"),
+        (None, Some(ids)) => {
+            let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+            format!("jobs {}", ids.join(", "))
+        }
+        (None, None) => format!("the time {}", job.run_at.to_rfc3339()),
+    })
+}

@@ -160,10 +160,15 @@ impl Completer {
             .map_err(Unwritten::from),
             Transition::Suspend(suspension, over_limit) => {
                 match persist(self.patience, || self.store.suspend(&lease, &suspension)).await {
-                    Ok(Suspended::SnoozeLimit) => self
-                        .batched(|reply| Pending::Fail(lease, over_limit, reply))
-                        .await
-                        .map(FailResult::outcome),
+                    Ok(Suspended::SnoozeLimit { limit }) => {
+                        let over_limit = Failure {
+                            error: over_snooze_limit(limit),
+                            ..over_limit
+                        };
+                        self.batched(|reply| Pending::Fail(lease, over_limit, reply))
+                            .await
+                            .map(FailResult::outcome)
+                    }
                     Ok(Suspended::Cancelled) => Ok(AttemptOutcome::Cancelled),
                     Ok(Suspended::Waiting | Suspended::Pending) => Ok(AttemptOutcome::Suspended),
                     Err(error) => Err(Unwritten::from(error)),
@@ -294,6 +299,13 @@ where
             other => return other,
         }
     }
+}
+
+/// The failure of a snooze past `limit` (retryable: the job falls back to its retries).
+pub(super) fn over_snooze_limit(limit: i32) -> String {
+    format!(
+        "snoozed more than {limit} times (the most one job of this type may snooze: `sluice types set T --max-snoozes N`)"
+    )
 }
 
 #[cfg(test)]

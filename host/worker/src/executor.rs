@@ -63,7 +63,11 @@ pub(super) fn transition(
             log: None,
         }),
         Outcome::Suspended(why) => match follow_ups {
-            Ok(follow_ups) => suspension::transition(why, follow_ups, fuel_used, backoff),
+            Ok(follow_ups) => {
+                let (suspension, over_limit) =
+                    suspension::transition(why, follow_ups, fuel_used, backoff);
+                Transition::Suspend(suspension, over_limit)
+            }
             Err(why) => Transition::Fail(Failure {
                 error: format!("follow-up jobs refused: {why}"),
                 fatal: false,

@@ -22,8 +22,8 @@
 //! 4. `attempt`: what every attempt shares (its context, interrupt, slot guard)
 //! 5. `registry`, `record_cache`, `follow_ups`: job types, tenants and components as
 //!    attempts need them, cached; the follow-up jobs a guest may ask for
-//! 6. `config`, `prefetch`, `wakeup`, `shutdown`, `journal_cap`: the configuration and
-//!    its parts
+//! 6. `config`, `prefetch`, `wakeup`, `shutdown`, `journal_cap`, `type_limits`: the
+//!    configuration and its parts (a type's limits under its tenant's caps)
 //! 7. `completer`: the one writer of an attempt's end
 
 #![warn(missing_docs)]
@@ -47,6 +47,7 @@ pub mod services;
 mod shutdown;
 mod slots;
 mod suspension;
+mod type_limits;
 mod wakeup;
 mod webhook_attempt;
 

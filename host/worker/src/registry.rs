@@ -23,13 +23,14 @@ use sluice_sandbox::{
     ReserveFuture, Sandbox, SecretGrant, TaskComponent,
 };
 use sluice_secrets::Keyring;
-use sluice_store::{Backoff, JobTypeRecord, Store, TenantLimits, TenantRecord};
+use sluice_store::{Backoff, JobTypeRecord, Store, TenantRecord};
 
 use tracing::warn;
 
 use super::follow_ups::{self, JobTypeLookup};
 use super::journal_cap::JournalCap;
 use super::record_cache::{Cached, RecordCache};
+use super::type_limits::{capped, limits_for};
 use sluice_shared::grants;
 use sluice_shared::secrets::{self, GrantError};
 
@@ -429,70 +430,5 @@ impl JobTypeLookup for Registry {
                 Err(error) => Err(FollowUpRefusal::Unavailable(error.to_string())),
             }
         })
-    }
-}
-
-fn capped(mut limits: Limits, caps: &TenantLimits) -> Limits {
-    let cap = |cap: Option<i64>, slot: &mut u64| {
-        if let Some(c) = cap {
-            *slot = (*slot).min(c.max(0) as u64);
-        }
-    };
-    cap(caps.max_fuel, &mut limits.fuel);
-    cap(caps.max_memory_bytes, &mut limits.memory_bytes);
-    cap(caps.max_output_bytes, &mut limits.output_bytes);
-    cap(caps.max_log_bytes, &mut limits.log_bytes);
-    if let Some(ms) = caps.max_timeout_ms {
-        let most = Duration::from_millis(ms.max(1) as u64);
-        limits.timeout = Some(limits.timeout.map_or(most, |t| t.min(most)));
-    }
-    limits
-}
-
-/// Job-type limits over the host defaults: a type may only set what it names.
-fn limits_for(defaults: &Limits, record: &JobTypeRecord) -> Limits {
-    let mut limits = defaults.clone();
-    if record.timeout_ms.is_some() {
-        limits.timeout = record.timeout().filter(|t| !t.is_zero());
-    }
-    let set = |value: Option<i64>, slot: &mut u64| {
-        if let Some(v) = value {
-            *slot = v.max(0) as u64;
-        }
-    };
-    set(record.fuel, &mut limits.fuel);
-    set(record.memory_bytes, &mut limits.memory_bytes);
-    set(record.output_bytes, &mut limits.output_bytes);
-    set(record.log_bytes, &mut limits.log_bytes);
-    limits
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tenant_caps_bound_type_and_host_limits_but_never_raise_them() {
-        let host = Limits {
-            fuel: 5_000_000_000,
-            timeout: None,
-            memory_bytes: 128 << 20,
-            ..Limits::default()
-        };
-        let caps = TenantLimits {
-            max_fuel: Some(1_000_000),
-            max_timeout_ms: Some(30_000),
-            max_memory_bytes: Some(1 << 30),
-            ..TenantLimits::default()
-        };
-        let got = capped(host.clone(), &caps);
-        assert_eq!(got.fuel, 1_000_000);
-        // "No timeout" becomes the tenant's cap.
-        assert_eq!(got.timeout, Some(Duration::from_secs(30)));
-        // A cap above the limit leaves it alone.
-        assert_eq!(got.memory_bytes, 128 << 20);
-        // No caps: nothing changes.
-        let same = capped(host.clone(), &TenantLimits::default());
-        assert_eq!((same.fuel, same.timeout), (host.fuel, host.timeout));
     }
 }

@@ -10,19 +10,21 @@ use chrono::{DateTime, Utc};
 use sluice_sandbox::Suspension as Cause;
 use sluice_store::{Backoff, Failure, NewJob, Suspension, Wake};
 
-use super::completer::Transition;
+use super::completer::over_snooze_limit;
 
-/// Snoozes one job may take before a snooze fails the attempt instead (the suggested
-/// default of `wit/README.md`; not yet settable per type).
+/// Snoozes one job may take before a snooze fails the attempt instead, for types that
+/// set no `--max-snoozes` (the suggested default of `wit/README.md`).
 pub(super) const MAX_SNOOZES: i32 = 25;
 
-/// The transition for a run that suspended with `cause`.
+/// What to write for a run that suspended with `cause`: the suspension, and the failure
+/// written instead if the store refuses a snooze past the limit
+/// (`Transition::Suspend`'s two halves).
 pub(super) fn transition(
     cause: Cause,
     follow_ups: Vec<NewJob>,
     fuel_used: Option<i64>,
     backoff: Backoff,
-) -> Transition {
+) -> (Suspension, Failure) {
     let reason = cause.to_string();
     let wake = match cause {
         Cause::Sleep { until_ms } => Wake::At(instant(until_ms)),
@@ -42,13 +44,13 @@ pub(super) fn transition(
         },
     };
     let over_limit = Failure {
-        error: format!("snoozed more than {MAX_SNOOZES} times (the most one job may snooze)"),
+        error: over_snooze_limit(MAX_SNOOZES),
         fatal: false,
         backoff,
         fuel_used,
         log: None,
     };
-    Transition::Suspend(
+    (
         Suspension {
             wake,
             follow_ups,
@@ -79,30 +81,26 @@ mod tests {
     #[test]
     fn each_cause_wakes_as_it_asks_and_names_itself() {
         let backoff = Backoff::default();
-        let Transition::Suspend(s, _) = transition(
+        let (s, _) = transition(
             Cause::Sleep { until_ms: 60_000 },
             Vec::new(),
             Some(3),
             backoff,
-        ) else {
-            panic!("a suspension");
-        };
+        );
         assert_eq!(
             s.wake,
             Wake::At(DateTime::from_timestamp_millis(60_000).unwrap())
         );
         assert_eq!(s.reason, "sleep until 1970-01-01T00:01:00.000Z");
         assert_eq!(s.fuel_used, Some(3));
-        let Transition::Suspend(s, over) = transition(
+        let (s, over) = transition(
             Cause::Snooze {
                 delay: Duration::from_secs(2),
             },
             Vec::new(),
             None,
             backoff,
-        ) else {
-            panic!("a suspension");
-        };
+        );
         assert_eq!(
             s.wake,
             Wake::Snooze {

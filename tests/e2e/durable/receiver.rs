@@ -16,6 +16,8 @@ pub struct Seen {
     pub key: Option<String>,
     /// The body's `signal` (what `durable-steps` awaited before this step), if any.
     pub signal: Option<serde_json::Value>,
+    /// When its headers and body had arrived.
+    pub at: std::time::Instant,
 }
 
 #[derive(Default)]
@@ -108,7 +110,12 @@ impl Receiver {
         let first = {
             let mut seen = self.seen.lock().unwrap();
             let first = !seen.iter().any(|s| s.step == step);
-            seen.push(Seen { step, key, signal });
+            seen.push(Seen {
+                step,
+                key,
+                signal,
+                at: std::time::Instant::now(),
+            });
             first
         };
         let (hold, fail) = {

@@ -4,7 +4,7 @@
 //! job and its payload reaches the receiver; a signal sent (`sluice jobs signal`) before
 //! the await is taken by it; a parent awaits fifty children without holding the slot;
 //! a snooze runs the job again without spending an attempt, and a job that keeps
-//! snoozing fails visibly.
+//! snoozing fails visibly at its type's `--max-snoozes`.
 
 use std::time::{Duration, Instant};
 
@@ -43,7 +43,12 @@ async fn a_durable_sleep_frees_the_slot_and_the_job_resumes_on_the_same_attempt(
         "the other job ran while the sleeper slept"
     );
     let job = finished(&sluice, &sleeper, &worker);
-    assert!(slept_at.elapsed() >= Duration::from_millis(2000), "{job}");
+    let seen = receiver.seen();
+    let slept = seen[1].at - seen[0].at;
+    assert!(
+        slept >= Duration::from_secs(3),
+        "step 2 arrived {slept:?} after step 1, before the 3 s sleep ended: {job}"
+    );
     assert_eq!(job["state"], "completed", "{job}");
     assert_eq!(job["attempt"], 1, "a suspension spends no attempt: {job}");
     assert_eq!(job["output"], json!(["step-1", "step-2"]), "{job}");
@@ -155,7 +160,11 @@ async fn a_parent_awaits_fifty_children_without_holding_the_slot(pool: PgPool) {
 #[sqlx::test(migrations = false)]
 async fn a_snooze_spends_no_attempt_and_a_job_that_keeps_snoozing_fails(pool: PgPool) {
     let sluice = Sluice::with_type(&pool, "snooze", "snoozer", &["--durable"]);
-    sluice.define("forever", "snoozer", &["--max-attempts", "1"]);
+    sluice.define(
+        "forever",
+        "snoozer",
+        &["--max-attempts", "1", "--max-snoozes", "3"],
+    );
     let durable = enqueue(&sluice, "snooze", json!({ "snoozes": 2, "delay_ms": 300 }));
     let plain = enqueue(&sluice, "forever", json!({ "snoozes": 1, "delay_ms": 0 }));
     let worker = WorkerProcess::spawn(&sluice, "w1", WORKER);
@@ -165,5 +174,10 @@ async fn a_snooze_spends_no_attempt_and_a_job_that_keeps_snoozing_fails(pool: Pg
     let job = finished(&sluice, &plain, &worker);
     assert_eq!(job["state"], "dead", "{job}");
     let error = job["last_error"].as_str().unwrap_or("");
-    assert!(error.contains("snoozed more than 25 times"), "{job}");
+    assert!(
+        error.contains("snoozed more than 3 times"),
+        "the type's limit: {job}"
+    );
+    let shown = sluice.json(&["types", "show", "forever"]);
+    assert_eq!(shown["max_snoozes"], 3, "{shown}");
 }

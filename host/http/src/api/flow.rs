@@ -51,6 +51,11 @@ pub struct FlowRequest {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<String>, example = "10/1s", pattern = r"^[1-9][0-9]{0,8}/([1-9][0-9]{0,2})?(ms|s|m|h|d)$")]
     pub rate_per_key: Option<Option<String>>,
+    /// Times one job may snooze before a snooze fails its attempt (null: the host's
+    /// default, 25; 0: a job may not snooze).
+    #[serde(default, deserialize_with = "present_whole")]
+    #[schema(value_type = Option<u32>, minimum = 0, maximum = 2147483647)]
+    pub max_snoozes: Option<Option<u32>>,
 }
 
 fn rate(field: &str, value: Option<Option<String>>) -> Result<Option<Option<Rate>>, ApiError> {
@@ -114,6 +119,7 @@ pub async fn patch_flow(
         max_running_per_key: request.max_running_per_key,
         rate: rate("rate", request.rate)?,
         rate_per_key: rate("rate_per_key", request.rate_per_key)?,
+        max_snoozes: request.max_snoozes,
     };
     change_type(&state, &caller, &name, change).await
 }

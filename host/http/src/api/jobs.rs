@@ -276,6 +276,7 @@ pub struct SignalRequest {
         (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, description = "The job is already finished", body = ErrorBody),
+        (status = 413, description = "The payload is over the tenant's payload limit", body = ErrorBody),
         (status = 429, description = "Over the tenant's enqueue rate", body = ErrorBody),
     ),
     security(("bearer" = []))

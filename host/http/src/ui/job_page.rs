@@ -153,6 +153,10 @@ fn summary(job: &JobRecord) -> Markup {
             "Held back",
             html! { @if let Some(held) = &job.held { span #held { (held.to_string()) } } @else { span.muted { "—" } } },
         ),
+        (
+            "Waiting for",
+            html! { @if let Some(waits) = sluice_wire::jobs::waiting_text(job) { span #waiting-for { (waits) } } @else { span.muted { "—" } } },
+        ),
         ("Run at", when(job.run_at)),
         (
             "Idempotency key",

@@ -131,6 +131,7 @@ fn flow_cell(viewer: &Viewer, t: &JobTypeRecord) -> Markup {
             @if let Some(n) = f.max_running_per_key { li { "≤ " (n) " running per key" } }
             @if let Some(r) = f.rate() { li { "rate " (r.to_string()) } }
             @if let Some(r) = f.rate_per_key() { li { "rate per key " (r.to_string()) } }
+            @if let Some(n) = f.max_snoozes { li { "≤ " (n) " snoozes per job" } }
         }
         @if viewer.can_write() {
             form.action method="post" action={ "/ui/types/" (super::forms::urlencode(&t.name)) "/" (action) } {

@@ -8,7 +8,8 @@
 --   kept and archived as `cancelled`);
 -- * pending, for a snooze (run_at = now() + $7, snoozes + 1), or when what it would wait
 --   for is already there (`ready`): a sleep's instant or a signal's deadline that has
---   passed, an unconsumed signal of that name, every awaited job finished (or gone);
+--   passed, an unconsumed signal of that name, every awaited job finished (or gone; an
+--   id standing for another job, follow_up_aliases of migration 0029, as that job);
 -- * waiting otherwise: run_at = the sleep's instant, the signal's deadline, or the end
 --   of jobs_run_at_range when only a signal or the awaited jobs can wake it; waiting_for
 --   or awaited say for what (cleared whenever it leaves waiting).
@@ -35,7 +36,9 @@ ready AS (
                                 AND s.consumed_seq IS NULL)
                WHEN 'jobs' THEN NOT EXISTS (
                    SELECT 1 FROM sluice.jobs c
-                   WHERE c.id = ANY ($6::int8[])
+                   WHERE c.id = ANY ($6::int8[] || ARRAY(
+                             SELECT a.job_id FROM sluice.follow_up_aliases a
+                             WHERE a.parent_id = $1 AND a.id = ANY ($6::int8[])))
                      AND c.state NOT IN ('completed', 'dead', 'cancelled'))
                ELSE false
            END AS now

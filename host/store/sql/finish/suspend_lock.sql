@@ -6,8 +6,11 @@
 -- serialises the suspension with sluice.signal(...), which locks the row first too, so
 -- the suspension statement's snapshot sees every signal committed before it. No row: the
 -- lease is lost.
+-- Also the job type's own snooze limit (job_types.max_snoozes, migration 0031; NULL:
+-- the host's default applies).
 -- $1 job id (int8), $2 lease token (uuid).
-SELECT snoozes, cancel_requested
-FROM sluice.jobs
-WHERE id = $1 AND state = 'running' AND lease_token = $2
-FOR UPDATE
+SELECT j.snoozes, j.cancel_requested, jt.max_snoozes
+FROM sluice.jobs j
+LEFT JOIN sluice.job_types jt ON jt.tenant = j.tenant AND jt.name = j.job_type
+WHERE j.id = $1 AND j.state = 'running' AND j.lease_token = $2
+FOR UPDATE OF j

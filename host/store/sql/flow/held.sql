@@ -1,8 +1,15 @@
--- Why one pending, due job is not running: the flow controls that hold it back now
--- (host/store/src/flow.rs words them). No row: not pending, or unknown.
+-- Why one pending job is not running: the flow controls that hold it back now, or a
+-- snooze it is in (host/store/src/flow.rs words them). No row: not pending, or unknown.
 -- $1 job id (int8), $2 tenant or NULL for any (text).
 SELECT j.flow_key, t.paused AS tenant_paused, jt.paused AS type_paused,
        j.run_at > now() AS scheduled,
+       -- Clamped to the readable range, as admin/get_job.sql does.
+       least(greatest(j.run_at, timestamptz '1970-01-01 00:00:00+00'),
+             timestamptz '9999-12-31 23:59:59.999999+00') AS run_at,
+       -- Its last run suspended and it is pending in the future: only a snooze does that
+       -- (a sleep or an await goes `waiting`; an answered one is due now).
+       coalesce((SELECT h.outcome = 'suspended' FROM sluice.attempt_history h
+                 WHERE h.job_id = j.id ORDER BY h.finished_at DESC LIMIT 1), false) AS snoozed,
        jt.max_running,
        CASE WHEN jt.max_running IS NOT NULL
             THEN (SELECT count(*)::int4 FROM sluice.jobs r

@@ -5,8 +5,8 @@
 -- the claim applies it; the keys at their limit (or waiting for a token of a changed
 -- bucket) are made ready, so a new limit takes effect at the next claim. A new rate starts with a full bucket. No row: unknown type.
 -- $1 tenant (text), $2 name (text), $3 patch (jsonb: paused boolean, max_running,
--- max_running_per_key, rate_count, key_rate_count (int4 or null), rate_period_ms,
--- key_rate_period_ms (int8 or null)).
+-- max_running_per_key, rate_count, key_rate_count, max_snoozes (int4 or null),
+-- rate_period_ms, key_rate_period_ms (int8 or null)).
 WITH t AS (
     UPDATE sluice.job_types jt
     SET paused = coalesce(($3->>'paused')::boolean, jt.paused),
@@ -24,6 +24,8 @@ WITH t AS (
         key_rate_period_ms = CASE WHEN $3 ? 'key_rate_period_ms'
                                   THEN ($3->>'key_rate_period_ms')::int8
                                   ELSE jt.key_rate_period_ms END,
+        max_snoozes = CASE WHEN $3 ? 'max_snoozes' THEN ($3->>'max_snoozes')::int4
+                           ELSE jt.max_snoozes END,
         rate_tokens = CASE WHEN $3 ? 'rate_count' THEN NULL ELSE jt.rate_tokens END,
         rate_refilled_at = CASE WHEN $3 ? 'rate_count' THEN NULL ELSE jt.rate_refilled_at END,
         updated_at = now()

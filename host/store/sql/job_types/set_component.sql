@@ -13,4 +13,4 @@ RETURNING jt.tenant, jt.name, jt.component_id, jt.max_attempts, jt.backoff_base_
        jt.http_first_byte_timeout_ms, jt.http_between_bytes_timeout_ms, jt.secrets,
        jt.durable, jt.journal_bytes, jt.created_at, jt.updated_at, jt.paused, jt.max_running,
        jt.max_running_per_key, jt.rate_count, jt.rate_period_ms, jt.key_rate_count,
-       jt.key_rate_period_ms
+       jt.key_rate_period_ms, jt.max_snoozes

@@ -5,7 +5,9 @@
 -- set-based below (no foreign key: a per-row cascade would cost every deleted job, issue
 -- 42). A waiting job is not finished and never pruned, nor is a follow-up job whose
 -- parent is not finished (a durable parent reads its children's outcomes when it resumes:
--- Store::child_outcomes), whatever its age: it goes once its parent has finished.
+-- Store::child_outcomes), whatever its age: it goes once its parent has finished; nor a
+-- job that an unfinished parent's follow-up alias stands for (migration 0029). Aliases go
+-- with their parent.
 -- $1 completed retention in microseconds (int8), $2 dead/cancelled retention in
 -- microseconds (int8), $3 batch size (int8).
 WITH completed AS (
@@ -14,6 +16,9 @@ WITH completed AS (
       AND (parent_id IS NULL OR NOT EXISTS (
           SELECT 1 FROM sluice.jobs p
           WHERE p.id = j.parent_id AND p.state IN ('pending', 'running', 'waiting')))
+      AND NOT EXISTS (SELECT 1 FROM sluice.follow_up_aliases a
+                      JOIN sluice.jobs p ON p.id = a.parent_id
+                      WHERE a.job_id = j.id AND p.state IN ('pending', 'running', 'waiting'))
     LIMIT $3
     FOR UPDATE SKIP LOCKED
 ),
@@ -23,6 +28,9 @@ dead AS (
       AND (parent_id IS NULL OR NOT EXISTS (
           SELECT 1 FROM sluice.jobs p
           WHERE p.id = j.parent_id AND p.state IN ('pending', 'running', 'waiting')))
+      AND NOT EXISTS (SELECT 1 FROM sluice.follow_up_aliases a
+                      JOIN sluice.jobs p ON p.id = a.parent_id
+                      WHERE a.job_id = j.id AND p.state IN ('pending', 'running', 'waiting'))
     LIMIT $3 - (SELECT count(*) FROM completed)
     FOR UPDATE SKIP LOCKED
 ),
@@ -39,6 +47,9 @@ heads AS (
 ),
 signals AS (
     DELETE FROM sluice.signals s USING deleted d WHERE s.job_id = d.id
+),
+aliases AS (
+    DELETE FROM sluice.follow_up_aliases a USING deleted d WHERE a.parent_id = d.id
 )
 SELECT count(*) FILTER (WHERE state = 'completed') AS completed,
        count(*) FILTER (WHERE state <> 'completed') AS dead

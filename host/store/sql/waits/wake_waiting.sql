@@ -4,7 +4,8 @@
 -- signal's deadline) is within the look-ahead, or the signal they wait for has come
 -- (sluice.signal wakes those itself; this catches a signal committed while the job was
 -- suspending), or every job they await has finished (completed, dead, cancelled) or is
--- gone. A timer keeps its run_at (a pending job is claimed from then on); a job woken by
+-- gone (an id standing for another job, follow_up_aliases of migration 0029: as that
+-- job). A timer keeps its run_at (a pending job is claimed from then on); a job woken by
 -- what it waited for is due now. What it waited for is cleared. Listeners get one notice:
 -- '' if one is due now, else the microseconds until the earliest.
 -- $1 look-ahead in microseconds (int8), $2 at most this many jobs (int8), $3 notification
@@ -17,7 +18,9 @@ WITH due AS (
                           AND s.consumed_seq IS NULL))
            OR (j.awaited IS NOT NULL
                AND NOT EXISTS (SELECT 1 FROM sluice.jobs c
-                               WHERE c.id = ANY (j.awaited)
+                               WHERE c.id = ANY (j.awaited || ARRAY(
+                                         SELECT a.job_id FROM sluice.follow_up_aliases a
+                                         WHERE a.parent_id = j.id AND a.id = ANY (j.awaited)))
                                  AND c.state NOT IN ('completed', 'dead', 'cancelled')))
                AS arrived
     FROM sluice.jobs j
@@ -29,7 +32,9 @@ WITH due AS (
                              AND s.consumed_seq IS NULL))
            OR (j.awaited IS NOT NULL
                AND NOT EXISTS (SELECT 1 FROM sluice.jobs c
-                               WHERE c.id = ANY (j.awaited)
+                               WHERE c.id = ANY (j.awaited || ARRAY(
+                                         SELECT a.job_id FROM sluice.follow_up_aliases a
+                                         WHERE a.parent_id = j.id AND a.id = ANY (j.awaited)))
                                  AND c.state NOT IN ('completed', 'dead', 'cancelled'))))
     ORDER BY j.run_at
     LIMIT $2

@@ -3,6 +3,7 @@
 //! user may create databases. No test sleeps: time is moved with SQL.
 
 mod admin;
+mod aliases;
 mod attempt_logs;
 mod batch;
 mod bulk;

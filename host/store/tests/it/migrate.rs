@@ -33,6 +33,7 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
             "attempt_logs",
             "components",
             "flow_keys",
+            "follow_up_aliases",
             "job_types",
             "jobs",
             "journal",

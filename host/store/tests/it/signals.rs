@@ -210,6 +210,76 @@ async fn send_signal_refuses_bad_names_other_tenants_and_finished_jobs(pool: PgP
 }
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_signal_payload_over_the_tenants_payload_limit_is_refused(pool: PgPool) {
+    let store = setup(&pool).await;
+    let claimed = waiting(&store, signal("approve")).await;
+    sqlx::query("UPDATE sluice.tenants SET max_payload_bytes = 64 WHERE id = $1")
+        .bind(TENANT)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let big = serde_json::json!({ "note": "x".repeat(100) });
+    let err = store
+        .send_signal(Some(TENANT), claimed.id, "approve", Some(&big))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::PayloadTooLarge {
+                size: 112,
+                limit: 64
+            }
+        ),
+        "{err:?}"
+    );
+    // In SQL, the same limit; and without a tenant cap, the database's default.
+    let send = "SELECT sluice.signal($1, 'approve', $2)";
+    let err = sqlx::query(send)
+        .bind(claimed.id)
+        .bind(&big)
+        .execute(&pool)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("signal payload is 112 bytes, over the limit of 64 bytes"),
+        "{err}"
+    );
+    sqlx::query("UPDATE sluice.tenants SET max_payload_bytes = NULL WHERE id = $1")
+        .bind(TENANT)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let mut tx = pool.begin().await.unwrap();
+    sqlx::query("SET LOCAL sluice.default_max_payload_bytes = 100")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    let err = sqlx::query(send)
+        .bind(claimed.id)
+        .bind(&big)
+        .execute(&mut *tx)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("over the limit of 100 bytes"),
+        "{err}"
+    );
+    drop(tx);
+    assert_eq!(signals_of(&pool, claimed.id).await, 0, "nothing was stored");
+    let record = store.get(None, claimed.id).await.unwrap().unwrap();
+    assert_eq!(record.state, JobState::Waiting, "nor woken");
+
+    // Within the limit it is sent.
+    let woke = store
+        .send_signal(Some(TENANT), claimed.id, "approve", Some(&big))
+        .await
+        .unwrap();
+    assert!(woke);
+}
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn the_waker_wakes_due_timers_present_signals_and_finished_children_only(pool: PgPool) {
     let store = setup(&pool).await;
     let now = db_now(&pool).await;

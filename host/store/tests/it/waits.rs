@@ -230,7 +230,7 @@ async fn snoozes_are_counted_and_the_one_past_the_limit_writes_nothing(pool: PgP
     }
     assert_eq!(
         store.suspend(&claimed.lease, &snooze()).await.unwrap(),
-        Suspended::SnoozeLimit
+        Suspended::SnoozeLimit { limit: 2 }
     );
     let record = store.get(None, claimed.id).await.unwrap().unwrap();
     assert_eq!((record.state, record.snoozes), (JobState::Running, 2));
