@@ -194,7 +194,15 @@ async fn resume_signals_each_waiting_job_and_it_completes_on_its_first_attempt(p
 #[sqlx::test(migrations = false)]
 async fn drain_of_steps_posts_once_per_job_and_durable_journals_each(pool: PgPool) {
     let sluice = Sluice::new(&pool);
-    let drain = ["drain", "--task", "steps", "--jobs", "40", "--concurrency", "4"];
+    let drain = [
+        "drain",
+        "--task",
+        "steps",
+        "--jobs",
+        "40",
+        "--concurrency",
+        "4",
+    ];
     let mut durable = drain.to_vec();
     durable.push("--durable");
     let out = bench(&sluice, &durable);

@@ -1,10 +1,10 @@
-//! A durable job's page (issue #43): what a waiting job waits for, and its journal as a
-//! timeline (each call with its sequence number, live or replayed). The job is brought to
+//! A durable job's page (issue #43): its type marked durable, what a waiting job waits
+//! for, and its journal as a timeline (each call with its sequence number, live or replayed). The job is brought to
 //! `waiting` through the store's own transitions (journal appends under the lease, then a
 //! suspension), as the worker does; the sandbox's part is covered by `durable::`.
 
 use reqwest::StatusCode;
-use sluice_store::{JournalEntry, NewJob, Suspension, Wake};
+use sluice_store::{JobTypeSpec, JournalEntry, NewJob, Suspension, Wake};
 
 use super::Browser;
 use crate::support::http::Api;
@@ -24,6 +24,17 @@ async fn a_waiting_jobs_page_says_what_it_waits_for_and_shows_its_journal(pool: 
     let api = Api::start(&pool).await;
     let token = api.tenant("acme").await;
     api.job_type("acme", "echo", "echo").await;
+    let record = api
+        .store
+        .get_job_type("acme", "echo")
+        .await
+        .unwrap()
+        .unwrap();
+    let durable = JobTypeSpec {
+        durable: true,
+        ..JobTypeSpec::new("acme", "echo", record.component_id)
+    };
+    api.store.set_job_type(&durable).await.unwrap();
     let job = NewJob::new("acme", "echo", b"{}".to_vec());
     let claimed = crate::support::jobs::Jobs::new(&api.store)
         .running(job)
@@ -62,6 +73,12 @@ async fn a_waiting_jobs_page_says_what_it_waits_for_and_shows_its_journal(pool: 
 
     let mut browser = Browser::new(&api);
     browser.sign_in(&token).await;
+    let (status, types) = browser.get("/ui/types").await;
+    assert_eq!(status, StatusCode::OK, "{types}");
+    assert!(
+        types.contains("<strong>durable</strong>"),
+        "the type says it is durable: {types}"
+    );
     let (status, body) = browser.get(&format!("/ui/jobs/{}", claimed.id)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(body.contains("state-waiting"), "{body}");
