@@ -233,3 +233,68 @@ async fn replay_reports_live_and_replayed_cost_per_call(pool: PgPool) {
     }
     assert!(out["replay_per_call_us"].is_number(), "{out}");
 }
+
+/// Flow control in the drain: keys round-robin under a per-key cap and a rate that does
+/// not bind; every job completes once. And the claim latency with keys held at their
+/// cap: one job of each runs, the rest wait, and the timed claims pass them by.
+#[sqlx::test(migrations = false)]
+async fn drain_and_backlog_run_under_flow_controls(pool: PgPool) {
+    let sluice = Sluice::new(&pool);
+    let out = bench(
+        &sluice,
+        &[
+            "drain",
+            "--jobs",
+            "120",
+            "--concurrency",
+            "4",
+            "--keys",
+            "10",
+            "--max-running-per-key",
+            "1",
+            "--rate",
+            "100000/1s",
+        ],
+    );
+    assert_eq!(
+        (out["keys"].clone(), out["n"].clone()),
+        (10.into(), 120.into()),
+        "{out}"
+    );
+    assert_eq!(out["rate"], "100000/1s", "{out}");
+    assert_eq!(out["pending_after"], 0, "{out}");
+    let keyed = count(
+        &pool,
+        "SELECT count(*) FROM sluice.jobs WHERE state = 'completed' AND job_type = 'echo'",
+    )
+    .await;
+    assert_eq!(keyed, 120);
+
+    let out = bench(
+        &sluice,
+        &[
+            "backlog",
+            "--ready",
+            "300",
+            "--scheduled",
+            "50",
+            "--rounds",
+            "3",
+            "--held-keys",
+            "20",
+            "--held-jobs",
+            "60",
+        ],
+    );
+    assert_eq!(out["held_keys"], 20, "{out}");
+    let held = count(
+        &pool,
+        "SELECT count(*) FROM sluice.jobs WHERE job_type = 'held' AND state = 'running'",
+    )
+    .await;
+    assert_eq!(
+        held, 20,
+        "one running job per key, the claims took no other"
+    );
+    assert!(out["claim100_p50_ms"].as_f64().unwrap() > 0.0, "{out}");
+}

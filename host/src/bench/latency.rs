@@ -125,6 +125,54 @@ pub async fn latency(
     }))
 }
 
+/// The job type whose keys `backlog --held-keys` holds at their cap (component `echo`).
+pub const HELD_TYPE: &str = "held";
+
+/// Untimed: `jobs` jobs of [`HELD_TYPE`] over `keys` concurrency keys, the type capped at
+/// one running job per key, and one job of each key claimed (left running under an
+/// hour's lease), so every key is at its cap with the rest pending behind it.
+pub async fn hold_keys(store: &Store, keys: usize, jobs: usize) -> anyhow::Result<()> {
+    anyhow::ensure!(jobs >= keys, "--held-jobs must be at least --held-keys");
+    eprintln!("holding {keys} keys at their cap, {jobs} jobs behind them (untimed)");
+    let cap = sluice_store::FlowChange {
+        max_running_per_key: Some(Some(1)),
+        ..sluice_store::FlowChange::default()
+    };
+    store.set_flow(BENCH_TENANT, HELD_TYPE, &cap).await?;
+    let all: Vec<NewJob> = (0..jobs)
+        .map(|i| {
+            NewJob::new(BENCH_TENANT, HELD_TYPE, b"{}".to_vec())
+                .with_concurrency_key(format!("k{}", i % keys))
+        })
+        .collect();
+    for chunk in all.chunks(10_000) {
+        store.enqueue_many(chunk).await?;
+    }
+    let request = ClaimRequest {
+        worker: "bench-held".into(),
+        limit: 1_000,
+        lease: Duration::from_secs(3600),
+        tenants: None,
+        job_types: Some(vec![HELD_TYPE.into()]),
+        max_contract: sluice_sandbox::Contract::NEWEST.minor(),
+        secret_keys: Vec::new(),
+        skip_tenants: None,
+    };
+    let mut running = 0;
+    loop {
+        let claimed = store.claim(&request).await?.len();
+        if claimed == 0 {
+            break;
+        }
+        running += claimed;
+    }
+    anyhow::ensure!(
+        running == keys,
+        "expected one running job per key, got {running} for {keys} keys"
+    );
+    Ok(())
+}
+
 pub async fn backlog(
     store: &Store,
     ready: usize,

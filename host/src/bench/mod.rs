@@ -12,13 +12,16 @@ mod receiver;
 mod replay;
 mod resume;
 mod sandbox;
+mod setup;
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Subcommand;
 use sluice_sandbox::{Sandbox, SandboxConfig};
-use sluice_store::{JobTypeSpec, NewComponent, Store};
+
+use setup::{define_sample, define_sample_for, read_sample, set_type};
+use sluice_store::{FlowChange, Store};
 
 use sluice_worker::Prefetch;
 
@@ -54,6 +57,15 @@ pub enum BenchCommand {
         /// steps` each job journals its request before it leaves and its response.
         #[arg(long)]
         durable: bool,
+        /// Give the jobs concurrency keys, round-robin over this many (0: none).
+        #[arg(long, default_value_t = 0)]
+        keys: usize,
+        /// The type's `--max-running-per-key` (flow control; none by default).
+        #[arg(long, value_name = "N")]
+        max_running_per_key: Option<u32>,
+        /// The type's `--rate` (`N/PERIOD`; none by default).
+        #[arg(long, value_name = "N/PERIOD", value_parser = sluice_store::Rate::parse)]
+        rate: Option<sluice_store::Rate>,
     },
     /// What a journaled call costs a durable job's next attempt: `durable-steps` with
     /// `--calls` requests to a local receiver, timed live and replayed (no database).
@@ -86,6 +98,14 @@ pub enum BenchCommand {
         scheduled: usize,
         #[arg(long, default_value_t = 200)]
         rounds: usize,
+        /// Also this many concurrency keys of another type, each at its cap of one
+        /// running job (`--max-running-per-key 1`), with `--held-jobs` pending behind
+        /// them: the claim must pass them by.
+        #[arg(long, default_value_t = 0)]
+        held_keys: usize,
+        /// Jobs of those keys (pending behind the running ones).
+        #[arg(long, default_value_t = 0)]
+        held_jobs: usize,
     },
     /// Claim + complete of one batch, in two statements.
     Batch {
@@ -233,6 +253,9 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                     task,
                     mut allow_http,
                     durable,
+                    keys,
+                    max_running_per_key,
+                    rate,
                 } => {
                     if task == queue::DrainTask::Steps {
                         let steps = read_sample(&args.samples, "durable_steps.wasm")?;
@@ -252,15 +275,27 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                     if !allow_http.is_empty() || durable {
                         set_type(&store, task.job_type(), &allow_http, durable).await?;
                     }
+                    let flow = FlowChange {
+                        max_running_per_key: max_running_per_key.map(Some),
+                        rate: rate.map(Some),
+                        ..FlowChange::default()
+                    };
+                    if flow != FlowChange::default() {
+                        store.set_flow(BENCH_TENANT, task.job_type(), &flow).await?;
+                    }
                     let drain = queue::Drain {
                         jobs,
                         concurrency,
                         prefetch,
                         task,
                         target,
+                        keys,
                     };
                     let mut result = queue::drain(&store, sandbox, drain).await?;
                     result["durable"] = durable.into();
+                    result["keys"] = keys.into();
+                    result["max_running_per_key"] = max_running_per_key.into();
+                    result["rate"] = rate.map(|r| r.to_string()).into();
                     if let Some(receiver) = &receiver {
                         result["requests"] = receiver.answered().into();
                     }
@@ -286,7 +321,18 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                     ready,
                     scheduled,
                     rounds,
-                } => latency::backlog(&store, ready, scheduled, rounds).await,
+                    held_keys,
+                    held_jobs,
+                } => {
+                    if held_keys > 0 {
+                        define_sample(&store, &sandbox, latency::HELD_TYPE, &echo).await?;
+                        latency::hold_keys(&store, held_keys, held_jobs).await?;
+                    }
+                    let mut result = latency::backlog(&store, ready, scheduled, rounds).await?;
+                    result["held_keys"] = held_keys.into();
+                    result["held_jobs"] = held_jobs.into();
+                    Ok(result)
+                }
                 BenchCommand::Memory {
                     components,
                     jobs,
@@ -343,80 +389,6 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
             }
         }
     }
-}
-
-fn read_sample(dir: &std::path::Path, file: &str) -> anyhow::Result<Vec<u8>> {
-    std::fs::read(dir.join(file)).with_context(|| {
-        format!(
-            "read {file} from {} (run scripts/build-samples)",
-            dir.display()
-        )
-    })
-}
-
-/// Uploads a sample component, registers job type `name` for it and prepares it in the
-/// sandbox, untimed: a worker host has its components precompiled before its first job
-/// (`sluice component push` writes them into the worker's disk cache), so the timed
-/// worker finds it ready instead of compiling it while its first jobs wait.
-async fn define_sample(
-    store: &Store,
-    sandbox: &Sandbox,
-    name: &str,
-    bytes: &[u8],
-) -> anyhow::Result<()> {
-    define_sample_for(store, sandbox, BENCH_TENANT, name, bytes).await
-}
-
-/// Gives a defined job type of the bench tenant an outbound HTTP allow list (none when
-/// empty), durable or not.
-async fn set_type(
-    store: &Store,
-    job_type: &str,
-    allow: &[String],
-    durable: bool,
-) -> anyhow::Result<()> {
-    // The bench's own receiver (`--task steps`) is on 127.0.0.1.
-    let loopback = sluice_egress::NetworkPolicy::parse(["127.0.0.1/32"]).context("loopback")?;
-    let allow = sluice_shared::grants::normalise("--allow-http", allow, &loopback)?;
-    let record = store
-        .get_job_type(BENCH_TENANT, job_type)
-        .await?
-        .context("the bench job type is defined")?;
-    let spec = JobTypeSpec {
-        http: sluice_store::HttpSpec {
-            allow,
-            ..Default::default()
-        },
-        durable,
-        ..JobTypeSpec::new(BENCH_TENANT, job_type, record.component_id)
-    };
-    store.set_job_type(&spec).await?;
-    Ok(())
-}
-
-/// [`define_sample`] for another tenant.
-async fn define_sample_for(
-    store: &Store,
-    sandbox: &Sandbox,
-    tenant: &str,
-    name: &str,
-    bytes: &[u8],
-) -> anyhow::Result<()> {
-    sandbox.validate(bytes, 50 << 20)?;
-    let component = store
-        .put_component(&NewComponent {
-            tenant: tenant.into(),
-            name: name.into(),
-            version: None,
-            bytes: bytes.to_vec(),
-            contract: sluice_sandbox::contract_of(bytes)?.minor(),
-        })
-        .await?;
-    store
-        .set_job_type(&JobTypeSpec::new(tenant, name, component.id))
-        .await?;
-    sandbox.prepare(&component.sha256, bytes)?;
-    Ok(())
 }
 
 /// The `p`th percentile (0..=100) of sorted samples.

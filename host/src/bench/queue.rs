@@ -67,6 +67,8 @@ pub struct Drain {
     pub task: DrainTask,
     /// The receiver's origin (`--task steps`).
     pub target: Option<String>,
+    /// Concurrency keys, round-robin (0: none).
+    pub keys: usize,
 }
 
 pub async fn enqueue(
@@ -152,8 +154,15 @@ pub async fn drain(
         prefetch,
         task,
         target,
+        keys,
     } = drain;
-    for chunk in jobs_of(task, jobs, target.as_deref()).chunks(10_000) {
+    let mut all = jobs_of(task, jobs, target.as_deref());
+    if keys > 0 {
+        for (i, job) in all.iter_mut().enumerate() {
+            job.concurrency_key = Some(format!("k{}", i % keys));
+        }
+    }
+    for chunk in all.chunks(10_000) {
         store.enqueue_many(chunk).await?;
     }
     // A queue with any history has planner statistics (autovacuum analyzes the table as

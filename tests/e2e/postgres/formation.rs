@@ -45,11 +45,17 @@ impl Formation {
         let dir =
             std::env::temp_dir().join(format!("sluice-paf-{}-{}", std::process::id(), free_port()));
         let _ = std::fs::remove_dir_all(&dir);
-        // The XDG folders pg_autoctl keeps its state in are made here, before any
-        // pg_autoctl runs: its processes creating them at the same moment failed one of
-        // them once ("Failed to create state directory …/config: File exists").
+        // The XDG folders pg_autoctl keeps its state in are made here, whole, before any
+        // pg_autoctl runs: its processes (even one `create monitor`, which starts more)
+        // creating them at the same moment failed one of them ("Failed to create state
+        // directory …/config/pg_autoctl: File exists"). Its path for a node is
+        // `$XDG_*_HOME/pg_autoctl` followed by the node's absolute PGDATA.
         for sub in ["config", "data"] {
-            std::fs::create_dir_all(dir.join(sub)).unwrap();
+            for node in ["monitor", "node1", "node2"] {
+                let pgdata = dir.join(node);
+                let relative = pgdata.strip_prefix("/").unwrap_or(&pgdata);
+                std::fs::create_dir_all(dir.join(sub).join("pg_autoctl").join(relative)).unwrap();
+            }
         }
         if postgres_user_if_root().is_some() {
             Command::new("chown")
