@@ -48,9 +48,10 @@ impl Formation {
         // The XDG folders pg_autoctl keeps its state in are made here, whole, before any
         // pg_autoctl runs: its processes (even one `create monitor`, which starts more)
         // creating them at the same moment failed one of them ("Failed to create state
-        // directory …/config/pg_autoctl: File exists"). Its path for a node is
-        // `$XDG_*_HOME/pg_autoctl` followed by the node's absolute PGDATA.
-        for sub in ["config", "data"] {
+        // directory …/config/pg_autoctl: File exists", and the same for its pid file's
+        // folder). Its path for a node is `$XDG_CONFIG_HOME`, `$XDG_DATA_HOME` or
+        // `$XDG_RUNTIME_DIR`, then `pg_autoctl`, then the node's absolute PGDATA.
+        for sub in ["config", "data", "run"] {
             for node in ["monitor", "node1", "node2"] {
                 let pgdata = dir.join(node);
                 let relative = pgdata.strip_prefix("/").unwrap_or(&pgdata);
