@@ -183,3 +183,33 @@ PYTHONPATH="$dir\${PYTHONPATH:+:\$PYTHONPATH}" exec python3 -m schemathesis.cli 
 EOF
   chmod +x "$TOOLCHAINS_BIN/schemathesis"
 }
+
+# The typed clients' dependencies, for their live tests (tests/e2e/clients.rs): the Python
+# package installed by pip (with httpx) into .toolchains/python-client, reinstalled when
+# its sources change; the TypeScript package's dev dependencies (typescript, pinned in its
+# package-lock.json) in clients/typescript/node_modules, and the package compiled.
+ensure_clients() {
+  command -v python3 >/dev/null 2>&1 ||
+    toolchain_fail "python3 is needed to install the Python client" "apt-get install -y python3 python3-pip"
+  command -v npm >/dev/null 2>&1 ||
+    toolchain_fail "node and npm are needed to build the TypeScript client" "apt-get install -y nodejs npm"
+  mkdir -p "$TOOLCHAINS_DIR"
+  local dir="$TOOLCHAINS_DIR/python-client"
+  local sources
+  sources=$(git ls-files -z clients/python | xargs -0 sha256sum | sha256sum | cut -c1-16)
+  if ! stamp_ok "$dir" "python-client $sources"; then
+    rm -rf "$dir"
+    toolchain_install "the Python client (clients/python)" python3 -m pip install \
+      --disable-pip-version-check --no-input --target "$dir" ./clients/python
+    echo "python-client $sources" >"$dir/.stamp"
+  fi
+  local modules=clients/typescript/node_modules
+  local lock
+  lock=$(sha256sum clients/typescript/package-lock.json | cut -c1-16)
+  if ! stamp_ok "$modules" "npm $lock"; then
+    toolchain_install "the TypeScript client's dev dependencies" \
+      npm ci --prefix clients/typescript --no-audit --no-fund
+    echo "npm $lock" >"$modules/.stamp"
+  fi
+  toolchain_install "the TypeScript client's build" npm run --prefix clients/typescript build
+}

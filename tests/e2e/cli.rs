@@ -8,6 +8,7 @@ mod flow;
 mod json_parity;
 mod run;
 mod test_cases;
+mod wait;
 
 use crate::support::{Sluice, sample};
 use sqlx::PgPool;

@@ -13,3 +13,4 @@ mod jobs;
 mod routes;
 mod schedules;
 mod tokens;
+mod wait;

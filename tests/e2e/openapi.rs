@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::serve_process::ServeProcess;
 use crate::support::{Fixture, Sluice, repo_root, sample};
 use sluice_store::{Completion, JobTypeSpec, KeyScope, NewSchedule};
 use sqlx::PgPool;
@@ -43,79 +44,6 @@ fn schemathesis() -> PathBuf {
         path.display()
     );
     path
-}
-
-/// `sluice serve` on an ephemeral port of 127.0.0.1, logging JSON to a file.
-struct Server {
-    child: Child,
-    base: String,
-    log: PathBuf,
-}
-
-impl Server {
-    fn start(sluice: &Sluice, name: &str) -> Server {
-        let log = std::env::temp_dir().join(format!("sluice-openapi-serve-{name}.log"));
-        let child = sluice
-            .command(&["--log-format", "json", "serve", "--listen", "127.0.0.1:0"])
-            .env("SLUICE_LOG", "info")
-            // A secrets key, so that `PUT /v1/secrets/{name}` is exercised past the 503 of
-            // a keyless server (a test key, used nowhere else).
-            .env(
-                "SLUICE_SECRETS_KEY",
-                "4f1c2b7e9a0d3c5e8f6a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3e4f506",
-            )
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).expect("create the server log"))
-            .spawn()
-            .expect("spawn sluice serve");
-        let mut server = Server {
-            child,
-            base: String::new(),
-            log,
-        };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        server.base = loop {
-            if let Some(address) = server.address() {
-                break format!("http://{address}");
-            }
-            if let Ok(Some(status)) = server.child.try_wait() {
-                panic!("sluice serve exited ({status}):\n{}", server.log_text());
-            }
-            assert!(
-                Instant::now() < deadline,
-                "sluice serve did not report its address:\n{}",
-                server.log_text()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        server
-    }
-
-    /// The address from the `serving the HTTP API` log line.
-    fn address(&self) -> Option<String> {
-        let file = std::fs::File::open(&self.log).ok()?;
-        BufReader::new(file)
-            .lines()
-            .map_while(Result::ok)
-            .find_map(|line| {
-                let event: serde_json::Value = serde_json::from_str(&line).ok()?;
-                let fields = &event["fields"];
-                (fields["message"] == "serving the HTTP API")
-                    .then(|| fields["address"].as_str().map(str::to_owned))
-                    .flatten()
-            })
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// A tenant with a token, a component, job types, jobs in every state and a schedule,
@@ -201,7 +129,7 @@ async fn every_answer_of_sluice_serve_matches_its_openapi_document(pool: PgPool)
         .get_database()
         .unwrap_or("db")
         .to_owned();
-    let server = Server::start(&sluice, &db);
+    let server = ServeProcess::start(&sluice, &format!("openapi-{db}"));
     let work = std::env::temp_dir().join(format!("sluice-openapi-{db}"));
     std::fs::create_dir_all(&work).unwrap();
     let examples =

@@ -13,6 +13,7 @@ mod replay;
 mod resume;
 mod sandbox;
 mod setup;
+mod wait;
 
 use std::path::PathBuf;
 
@@ -87,6 +88,12 @@ pub enum BenchCommand {
     /// Resume latency of a durable wait: from a signal's commit to the awaiting guest
     /// continuing (`await-signal` jobs of a durable type, one at a time).
     Resume {
+        #[arg(long, default_value_t = 200)]
+        jobs: usize,
+    },
+    /// Wait latency: from a job's finish (its completion's commit) to the answer of a
+    /// wait for it (`GET /v1/jobs/{id}?wait=`'s `FinishWaits`), one job at a time.
+    Wait {
         #[arg(long, default_value_t = 200)]
         jobs: usize,
     },
@@ -317,6 +324,7 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                     set_type(&store, resume::RESUME_TYPE, &[], true).await?;
                     resume::resume(&store, sandbox, jobs).await
                 }
+                BenchCommand::Wait { jobs } => wait::wait(&store, jobs).await,
                 BenchCommand::Backlog {
                     ready,
                     scheduled,

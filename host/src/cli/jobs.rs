@@ -1,5 +1,6 @@
-//! `sluice jobs list|show|attempts|logs|journal|cancel|retry`: inspecting and steering jobs
-//! of one tenant (`logs` renders in `job_logs.rs`, `journal` in `journal.rs`). `--json` prints the views of `sluice_wire`:
+//! `sluice jobs list|show|wait|attempts|logs|journal|cancel|retry`: inspecting and steering
+//! jobs of one tenant (`logs` renders in `job_logs.rs`, `journal` in `journal.rs`, `wait`
+//! in `job_wait.rs`). `--json` prints the views of `sluice_wire`:
 //! `show` the object of `GET /v1/jobs/{id}`, `attempts` the array of
 //! `GET /v1/jobs/{id}/attempts`.
 
@@ -30,6 +31,15 @@ pub enum JobsCommand {
     /// Show a job with every attempt, its parent and its follow-up jobs (`--json`: the job
     /// as `GET /v1/jobs/{id}` shows it; `jobs attempts` prints the attempts).
     Show { id: i64 },
+    /// Wait until a job is finished (completed, dead or cancelled), woken by its finish
+    /// rather than by polling, and show it. Exit code: 0 completed, 3 dead, 4 cancelled,
+    /// 124 when `--timeout` passed first (the job is shown as it is then).
+    Wait {
+        id: i64,
+        /// Give up after this long (`30s`, `5m`, `2h`); default: wait as long as it takes.
+        #[arg(long, value_parser = sluice_shared::units::parse_duration)]
+        timeout: Option<std::time::Duration>,
+    },
     /// Every attempt of a job, oldest first: worker, start, duration, outcome, fuel, error.
     Attempts { id: i64 },
     /// Print what the job's attempts logged (host `log` lines, stdout, stderr), oldest
@@ -173,6 +183,7 @@ pub async fn run(
             println!();
             print!("{}", render_table(&ATTEMPT_HEADERS, &rows));
         }
+        JobsCommand::Wait { .. } => unreachable!("cli::run hands `jobs wait` to job_wait"),
         JobsCommand::Attempts { id } => {
             let attempts = store.attempts(tenant, id).await?;
             if attempts.is_empty() && store.get(tenant, id).await?.is_none() {
@@ -250,7 +261,7 @@ fn attempt_row(a: &AttemptRecord) -> Vec<String> {
     ]
 }
 
-fn not_found(id: i64, tenant: &str) -> anyhow::Error {
+pub(super) fn not_found(id: i64, tenant: &str) -> anyhow::Error {
     anyhow::anyhow!("job {id} not found for tenant `{tenant}`; `sluice jobs list` shows its jobs")
 }
 
@@ -269,7 +280,7 @@ fn children_text(id: i64, shown: &[i64], count: i64) -> String {
 }
 
 /// What a job produced, for people: its output (completed) or its last error.
-fn result_text(state: JobState, output: Option<&[u8]>, last_error: Option<&str>) -> String {
+pub(super) fn result_text(state: JobState, output: Option<&[u8]>, last_error: Option<&str>) -> String {
     match (output, last_error) {
         (Some(output), _) if state == JobState::Completed => {
             format!("output: {}", String::from_utf8_lossy(output))

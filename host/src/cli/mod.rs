@@ -13,6 +13,7 @@ mod events;
 mod flags;
 mod flow;
 mod job_logs;
+mod job_wait;
 mod jobs;
 mod journal;
 mod output;
@@ -183,6 +184,9 @@ pub async fn run(cli: Cli, global: Global) -> anyhow::Result<ExitCode> {
         // Every verb but `migrate` needs the schema this binary was built for: say so
         // once, with the fix, instead of failing on a missing relation.
         store.check_schema().await?;
+    }
+    if let Command::Jobs(jobs::JobsCommand::Wait { id, timeout }) = cli.command {
+        return job_wait::run(&store, &global, &printer, id, timeout).await;
     }
     match cli.command {
         Command::Migrate => {

@@ -36,11 +36,20 @@ pub struct ServeArgs {
     /// connection is then closed.
     #[arg(long, value_parser = parse_duration, default_value = "30s")]
     pub header_timeout: std::time::Duration,
+    /// LISTEN for finished jobs (`GET /v1/jobs/{id}?wait=`) on this direct connection
+    /// instead of a pool connection: set it when DATABASE_URL points at a transaction
+    /// pooler (which drops LISTEN).
+    #[arg(long, env = "SLUICE_DIRECT_DATABASE_URL", hide_env_values = true)]
+    pub direct_database_url: Option<String>,
 }
 
 pub async fn run(store: Store, global: &super::Global, args: ServeArgs) -> anyhow::Result<()> {
     let shutdown = crate::signals::shutdown_on_signal("finishing requests in flight, then exiting");
     store.check_schema().await?;
+    let store = match &args.direct_database_url {
+        Some(url) => store.with_direct_url(url),
+        None => store,
+    };
     if let Some(token) = &args.admin_token
         && token.len() < 32
     {
@@ -82,12 +91,13 @@ pub async fn run(store: Store, global: &super::Global, args: ServeArgs) -> anyho
         .await
         .with_context(|| format!("listen on {}", args.listen))?;
     info!(address = %listener.local_addr()?, "serving the HTTP API");
-    serve::serve_with(
-        listener,
-        serve::app(state),
-        args.header_timeout,
-        shutdown.cancelled_owned(),
-    )
+    // Requests waiting for jobs answer at once when the server stops.
+    let waits = state.finish_waits().clone();
+    let stopping = async move {
+        shutdown.cancelled().await;
+        waits.close();
+    };
+    serve::serve_with(listener, serve::app(state), args.header_timeout, stopping)
     .await
     .context("serve HTTP")?;
     info!("HTTP API stopped");

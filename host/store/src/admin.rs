@@ -209,6 +209,9 @@ const LIST_SELECT: &str = include_str!("../sql/admin/list_jobs.sql");
 
 const ATTEMPTS: &str = include_str!("../sql/admin/attempts.sql");
 
+/// Runs of `cancel.sql` before a cancel racing claims gives up.
+const CANCEL_TRIES: usize = 5;
+
 impl Store {
     /// Cancels a pending or waiting job at once, or asks a running one's worker to stop. Terminal
     /// jobs are refused with `IllegalTransition`. `tenant: Some` scopes the lookup.
@@ -217,22 +220,36 @@ impl Store {
         if !tenant.is_none_or(text::findable) {
             return Err(StoreError::job_not_found(id));
         }
-        let row: Option<(JobState, bool, i64)> = sqlx::query_as(CANCEL)
-            .bind(id)
-            .bind(tenant)
-            .bind(CANCEL_CHANNEL)
-            .fetch_optional(&self.pool)
-            .await?;
-        match row {
-            None => Err(StoreError::job_not_found(id)),
-            Some((JobState::Pending | JobState::Waiting, true, _)) => Ok(CancelResult::Cancelled),
-            Some((JobState::Running, true, _)) => Ok(CancelResult::CancelRequested),
-            Some((state, _, _)) => Err(StoreError::IllegalTransition {
-                id,
-                state,
-                action: "cancel",
-            }),
+        // A claim committing between the statement's snapshot and its lock can leave the
+        // locked state and the written row apart; then nothing changed (cancel.sql) and
+        // the statement runs again on the new state.
+        for _ in 0..CANCEL_TRIES {
+            let row: Option<(JobState, bool, i64)> = sqlx::query_as(CANCEL)
+                .bind(id)
+                .bind(tenant)
+                .bind(CANCEL_CHANNEL)
+                .fetch_optional(&self.pool)
+                .await?;
+            match row {
+                None => return Err(StoreError::job_not_found(id)),
+                Some((JobState::Pending | JobState::Waiting, true, _)) => {
+                    return Ok(CancelResult::Cancelled);
+                }
+                Some((JobState::Running, true, _)) => return Ok(CancelResult::CancelRequested),
+                Some((state, false, _)) if !state.is_terminal() => continue,
+                Some((state, _, _)) => {
+                    return Err(StoreError::IllegalTransition {
+                        id,
+                        state,
+                        action: "cancel",
+                    });
+                }
+            }
         }
+        Err(StoreError::Conflict {
+            field: "id",
+            message: format!("job {id} kept changing state while it was cancelled; try again"),
+        })
     }
 
     /// Runs a dead or cancelled job again: pending, attempts reset to 0, due now.

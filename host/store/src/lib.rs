@@ -33,6 +33,7 @@ mod enqueue;
 mod error;
 mod fairness;
 mod finish;
+mod finish_waits;
 mod flow;
 mod follow_ups;
 mod job_search;
@@ -83,6 +84,7 @@ pub use components::{ComponentRecord, NewComponent};
 pub use enqueue::{Enqueued, NewJob, Parent, RunAt};
 pub use error::{LiveWorker, StoreError};
 pub use finish::{Completion, FailResult, Failure};
+pub use finish_waits::{FALLBACK_POLL, FINISHED_CHANNEL, FinishWaits, SAFETY_POLL};
 pub use flow::{FlowChange, FlowLimits, FlowSettings, Held, Rate};
 pub use job_search::{
     BULK_BATCH, BulkAction, BulkOutcome, JobSearch, MAX_BULK_IDS, MAX_SEARCH_LIMIT,

@@ -113,17 +113,36 @@ impl Store {
     /// form `DATABASE_URL` takes (TLS, several hosts: it follows the primary), and the
     /// store's `application_name` unless `url` sets one.
     pub async fn listen_at(&self, url: &str) -> anyhow::Result<StoreListener> {
+        let (mut inner, watcher) = self.listener_at(url).await?;
+        inner.listen_all([JOBS_CHANNEL, CANCEL_CHANNEL]).await?;
+        Ok(StoreListener {
+            inner,
+            _watcher: watcher,
+        })
+    }
+
+    /// A listening connection of its own to `url` (listening on nothing yet), and the
+    /// failover watcher that keeps it on the primary.
+    pub(crate) async fn listener_at(
+        &self,
+        url: &str,
+    ) -> anyhow::Result<(PgListener, Option<Arc<DropGuard>>)> {
         let options = self.pool.connect_options();
         let name = options
             .get_application_name()
             .unwrap_or(crate::DEFAULT_APPLICATION_NAME);
         let opened = connect::open(url, name, 1, crate::CONNECT_TIMEOUT).await?;
-        let mut inner = PgListener::connect_with(&opened.pool).await?;
-        inner.listen_all([JOBS_CHANNEL, CANCEL_CHANNEL]).await?;
-        Ok(StoreListener {
-            inner,
-            _watcher: opened.watcher,
-        })
+        let inner = PgListener::connect_with(&opened.pool).await?;
+        Ok((inner, opened.watcher))
+    }
+
+    /// A listening connection on the store's direct URL when it has one
+    /// ([`Store::with_direct_url`]), else one of the pool's.
+    pub(crate) async fn listener(&self) -> anyhow::Result<(PgListener, Option<Arc<DropGuard>>)> {
+        match &self.direct_url {
+            Some(url) => self.listener_at(url).await,
+            None => Ok((PgListener::connect_with(&self.pool).await?, None)),
+        }
     }
 }
 

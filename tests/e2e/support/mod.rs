@@ -15,6 +15,7 @@ pub mod fixture;
 pub mod http;
 pub mod jobs;
 pub mod secrets;
+pub mod serve_process;
 pub mod worker_process;
 
 pub use fixture::Fixture;

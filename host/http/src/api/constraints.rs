@@ -47,6 +47,9 @@ fn duration(min: Duration, max: Duration) -> String {
 fn delay() -> String {
     duration(Duration::ZERO, MAX_DELAY)
 }
+fn job_wait() -> String {
+    duration(Duration::ZERO, super::job_views::MAX_JOB_WAIT)
+}
 fn jitter() -> String {
     duration(Duration::ZERO, MAX_JITTER)
 }
@@ -109,6 +112,7 @@ use Target::{Items, Parameter, Property};
 /// Per-field rules: every constraint a validator holds that the derive cannot state.
 const RULES: &[(Target, Rule)] = &[
     (Property("EnqueueRequest", "delay"), Pattern(delay)),
+    (Parameter("/v1/jobs/{id}", "get", "wait"), Pattern(job_wait)),
     (
         Property("JobTypeRequest", "backoff_base_ms"),
         Keywords(backoff_ms),

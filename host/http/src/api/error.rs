@@ -23,15 +23,44 @@ pub struct ErrorBody {
     pub error: ErrorDetail,
 }
 
+/// Every `code` an error answer carries, the document's enum of
+/// [`ErrorDetail::code`]: typed clients generated from it know them all (and must keep
+/// an unknown one, should a later server add it).
+pub const ERROR_CODES: [&str; 18] = [
+    "invalid_request",
+    "invalid_component",
+    "unauthorized",
+    "forbidden",
+    "read_only_token",
+    "not_found",
+    "job_type_not_found",
+    "route_not_found",
+    "method_not_allowed",
+    "conflict",
+    "payload_too_large",
+    "request_timeout",
+    "unsupported_media_type",
+    "rate_limited",
+    "contended",
+    "unavailable",
+    "secrets_key_missing",
+    "internal",
+];
+
+fn error_code_schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+    ObjectBuilder::new()
+        .schema_type(SchemaType::Type(Type::String))
+        .enum_values(Some(ERROR_CODES))
+        .description(Some("What went wrong, for programs (stable)."))
+        .into()
+}
+
 /// What went wrong: a stable machine-readable `code` and a message for people.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ErrorDetail {
-    /// e.g. `invalid_request`, `invalid_component`, `unauthorized`, `forbidden`,
-    /// `not_found`, `job_type_not_found`, `conflict`, `payload_too_large`,
-    /// `request_timeout`, `unsupported_media_type`, `rate_limited`, `contended`,
-    /// `unavailable`, `internal`.
-    #[schema(pattern = "^[a-z_]+$")]
+    #[schema(schema_with = error_code_schema)]
     pub code: String,
     pub message: String,
 }
@@ -101,6 +130,11 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        debug_assert!(
+            ERROR_CODES.contains(&self.code),
+            "error code {:?} is missing from ERROR_CODES (the OpenAPI document's enum)",
+            self.code
+        );
         let body = ErrorBody {
             error: ErrorDetail {
                 code: self.code.to_owned(),
@@ -253,4 +287,41 @@ pub async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri
         "method_not_allowed",
         format!("{method} is not served on {}", uri.path()),
     )
+}
+
+#[cfg(test)]
+mod codes_tests {
+    use super::ERROR_CODES;
+
+    /// Every code the sources answer with (`StatusCode::X, "code"`, the shape of every
+    /// `ApiError::new` call) is in [`ERROR_CODES`], and every listed code is used.
+    #[test]
+    fn the_documented_codes_are_the_codes_answered() {
+        let mut used = std::collections::BTreeSet::new();
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/src/api");
+        let mut folders = vec![std::path::PathBuf::from(root)];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(&folder).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    for piece in text.split("StatusCode::").skip(1) {
+                        let Some((_, rest)) = piece.split_once(',') else { continue };
+                        let rest = rest.trim_start();
+                        if let Some(code) = rest.strip_prefix('"').and_then(|r| r.split('"').next())
+                            && !code.is_empty()
+                            && code.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+                        {
+                            used.insert(code.to_owned());
+                        }
+                    }
+                }
+            }
+        }
+        let listed: std::collections::BTreeSet<String> =
+            ERROR_CODES.iter().map(|c| c.to_string()).collect();
+        assert_eq!(used, listed, "ERROR_CODES and the codes the handlers answer differ");
+    }
 }

@@ -140,6 +140,40 @@ impl EnqueueRequest {
     }
 }
 
+/// Longest `wait` of `GET /v1/jobs/{id}`: a client waits longer by asking again.
+pub const MAX_JOB_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// The query of `GET /v1/jobs/{id}`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct GetJobParams {
+    /// Answer as soon as the job is finished (`completed`, `dead` or `cancelled`), waiting
+    /// at most this long (`250ms`, `30s`, `5m`; at most 300 s): woken by the job's finish,
+    /// not by polling. At the end of the wait the answer is the job as it is then. Absent
+    /// or `0s`: answer at once.
+    #[param(example = "30s")]
+    pub wait: Option<String>,
+}
+
+impl GetJobParams {
+    /// The wait asked for (zero when none).
+    pub fn wait_for(&self) -> Result<std::time::Duration, ApiError> {
+        let Some(text) = self.wait.as_deref() else {
+            return Ok(std::time::Duration::ZERO);
+        };
+        let wait =
+            parse_duration(text).map_err(|e| ApiError::bad_request(format!("invalid wait: {e}")))?;
+        if wait > MAX_JOB_WAIT {
+            return Err(ApiError::bad_request(format!(
+                "invalid wait: {text:?} is over the longest wait, {}s; ask again to wait longer",
+                MAX_JOB_WAIT.as_secs()
+            )));
+        }
+        Ok(wait)
+    }
+}
+
 /// Filters and paging of `GET /v1/jobs`.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]

@@ -13,8 +13,9 @@ use sluice_store::{JobFilter, JobState};
 
 use super::auth::Caller;
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
-use super::job_views::{BatchRequest, EnqueueRequest, ListParams};
+use super::job_views::{BatchRequest, EnqueueRequest, GetJobParams, ListParams};
 use super::state::AppState;
+use crate::app_state::wait_slots::MAX_WAITS_PER_TENANT;
 use super::validate;
 use serde::Deserialize;
 use sluice_wire::{
@@ -112,14 +113,16 @@ pub async fn enqueue_batch(
     }))
 }
 
-/// One job with its payload and output.
+/// One job with its payload and output; with `wait`, once it is finished.
 #[utoipa::path(
     get, path = "/v1/jobs/{id}", tag = "jobs",
-    params(("id" = i64, Path, description = "Job id")),
+    params(("id" = i64, Path, description = "Job id"), GetJobParams),
     responses(
-        (status = 200, body = JobView),
+        (status = 200, description = "The job (with `wait`: finished, or as it is when the wait ends)", body = JobView),
+        (status = 400, description = "A malformed or too long `wait`", body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 404, description = "No such job for this tenant", body = ErrorBody),
+        (status = 429, description = "The tenant has too many waits open (see Retry-After)", body = ErrorBody),
     ),
     security(("bearer" = []))
 )]
@@ -127,8 +130,28 @@ pub async fn get_job(
     State(state): State<AppState>,
     caller: Caller,
     ApiPath(id): ApiPath<i64>,
+    ApiQuery(params): ApiQuery<GetJobParams>,
 ) -> Result<Json<JobView>, ApiError> {
-    Ok(Json(load(&state, &caller, id).await?))
+    let wait = params.wait_for()?;
+    if wait.is_zero() {
+        return Ok(Json(load(&state, &caller, id).await?));
+    }
+    let _slot = state.wait_slots().take(&caller.tenant).ok_or_else(|| {
+        ApiError::rate_limited(
+            format!(
+                "too many waits: tenant {:?} has {MAX_WAITS_PER_TENANT} requests waiting \
+                 for jobs; wait for fewer at once",
+                caller.tenant
+            ),
+            1,
+        )
+    })?;
+    state
+        .finish_waits()
+        .wait(Some(&caller.tenant), id, wait)
+        .await?
+        .map(|job| Json(JobView::from(job)))
+        .ok_or_else(|| ApiError::not_found(format!("job {id} not found")))
 }
 
 /// Every attempt of one job, oldest first: worker, start, end, outcome, error, fuel.

@@ -1,19 +1,22 @@
 //! What every handler of `sluice serve` shares, the API's (`crate::api`) and the
 //! dashboard's (`crate::ui`): the store, a sandbox used only to validate uploads, the
-//! admin token's hash, the enqueue rate limiter and the generated OpenAPI document.
+//! admin token's hash, the enqueue rate limiter, the waits for finished jobs and the
+//! generated OpenAPI document.
 //!
 //! A leaf below both, so that neither imports the other (`crate::serve` mounts them
 //! together). Must not: hold per-request data or a token in clear, or import the API,
 //! the dashboard or what serves them.
 
 pub mod rate_limit;
+pub mod wait_slots;
 
 use std::sync::{Arc, OnceLock};
 
 use sluice_sandbox::Sandbox;
-use sluice_store::{Store, token_hash};
+use sluice_store::{FinishWaits, Store, token_hash};
 
 use rate_limit::RateLimiter;
+use wait_slots::WaitSlots;
 
 /// The tenant an admin token given by `SLUICE_ADMIN_TOKEN` acts for without the header.
 pub const ENV_ADMIN_HOME_TENANT: &str = "default";
@@ -82,6 +85,8 @@ struct Inner {
     admin_token_hash: Option<[u8; 32]>,
     config: ServeConfig,
     rate_limiter: RateLimiter,
+    finish_waits: FinishWaits,
+    wait_slots: WaitSlots,
     openapi: OnceLock<String>,
     metrics: sluice_shared::metrics::Metrics,
 }
@@ -92,6 +97,8 @@ impl AppState {
     pub fn new(store: Store, sandbox: Sandbox, config: ServeConfig) -> AppState {
         AppState {
             inner: Arc::new(Inner {
+                finish_waits: FinishWaits::new(store.clone()),
+                wait_slots: WaitSlots::default(),
                 store,
                 sandbox,
                 admin_token_hash: config.admin_token.as_deref().map(token_hash),
@@ -127,6 +134,16 @@ impl AppState {
     /// The per-tenant enqueue buckets (`max_enqueue_per_sec`, `enqueue_burst`).
     pub fn rate_limiter(&self) -> &RateLimiter {
         &self.inner.rate_limiter
+    }
+
+    /// The waits of `GET /v1/jobs/{id}?wait=` (one LISTEN connection for all of them).
+    pub fn finish_waits(&self) -> &FinishWaits {
+        &self.inner.finish_waits
+    }
+
+    /// The open waits per tenant ([`wait_slots::MAX_WAITS_PER_TENANT`]).
+    pub fn wait_slots(&self) -> &WaitSlots {
+        &self.inner.wait_slots
     }
 
     /// True when `hash` is the hash of the configured `SLUICE_ADMIN_TOKEN`. Compares

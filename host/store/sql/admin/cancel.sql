@@ -3,7 +3,10 @@
 -- pending, waiting and running rows change (a waiting job is cancelled at once, like a
 -- pending one: it holds no lease; what it waited for is cleared). A running job is flagged and its worker told with
 -- NOTIFY (the payload is the job id). Returns the state found, whether it changed, and
--- how many notices were sent.
+-- how many notices were sent. The update also requires the row it writes to be in the
+-- state `target` locked (a claim racing this statement could otherwise have it flag a
+-- pending row as cancel-requested, which the table's check refuses): when they differ
+-- nothing changes and the caller runs the statement again.
 -- $1 job id (int8), $2 tenant or NULL for any (text), $3 cancel channel ('sluice_cancel').
 WITH target AS (
     SELECT id, state FROM sluice.jobs
@@ -22,7 +25,7 @@ moved AS (
         cancel_requested = (t.state = 'running'),
         updated_at = now()
     FROM target t
-    WHERE j.id = t.id AND t.state IN ('pending', 'running', 'waiting')
+    WHERE j.id = t.id AND t.state IN ('pending', 'running', 'waiting') AND j.state = t.state
     RETURNING j.id, t.state AS was
 ),
 notified AS (
