@@ -30,7 +30,7 @@ pub enum Error {
     },
     /// The request did not get an answer: connection refused or reset, DNS, TLS, or the
     /// request's own timeout.
-    #[error("no answer from the server: {0}")]
+    #[error("no answer from {}: {}", where_to(.0), root_cause(.0))]
     Transport(#[source] reqwest::Error),
     /// [`crate::Client::wait`] ran out of time before the job finished; `job` is the job
     /// as last seen (its `state` is `pending`, `running` or `waiting`).
@@ -53,6 +53,23 @@ pub enum Error {
     /// value that does not serialise).
     #[error("{0}")]
     Setup(String),
+}
+
+/// The URL a failed request went to (its origin and path).
+fn where_to(error: &reqwest::Error) -> String {
+    error
+        .url()
+        .map_or_else(|| "the server".to_owned(), |url| url.to_string())
+}
+
+/// The innermost cause of a failed request (`Connection refused`, a certificate error),
+/// which says more than reqwest's own message.
+fn root_cause(error: &reqwest::Error) -> String {
+    let mut cause: &dyn std::error::Error = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
 }
 
 impl Error {

@@ -156,4 +156,8 @@ async fn no_server_is_a_transport_error() {
     let error = client.get(1).await.unwrap_err();
     assert!(matches!(error, Error::Transport(_)), "{error:?}");
     assert!(error.is_retryable());
+    let message = error.to_string();
+    let url = format!("no answer from http://127.0.0.1:{port}/v1/jobs/1: ");
+    assert!(message.starts_with(&url), "{message}");
+    assert!(message.to_lowercase().contains("refused"), "{message}");
 }
