@@ -1,0 +1,1 @@
+"""The generator of the Rust client's generated layer (see ../generate.py)."""

@@ -1,0 +1,1 @@
+"""The TypeScript client generator's modules (run `generate.py`, not these)."""
