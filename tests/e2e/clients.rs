@@ -118,7 +118,11 @@ fn in_dir(program: &str, dir: &Path, args: &[&str]) -> Command {
 async fn every_client_enqueues_and_awaits_against_a_live_server(pool: PgPool) {
     let sluice = Sluice::with_type(&pool, "echo", "echo", &[]);
     sluice.define("fatal", "fatal", &[]);
-    sluice.define("flaky", "flaky", &["--max-attempts", "4", "--backoff-base", "200ms"]);
+    sluice.define(
+        "flaky",
+        "flaky",
+        &["--max-attempts", "4", "--backoff-base", "200ms"],
+    );
     let token = sluice.json(&["tenants", "token", "create", "default"])["token"]
         .as_str()
         .expect("a token")
@@ -140,5 +144,10 @@ async fn every_client_enqueues_and_awaits_against_a_live_server(pool: PgPool) {
     let started = Instant::now();
     rust_scenarios::run_all(&server.base, &token).await;
     eprintln!("Rust client: passed in {:?}", started.elapsed());
-    assert!(failures.is_empty(), "{}\nserver log:\n{}", failures.join("\n"), server.log_text());
+    assert!(
+        failures.is_empty(),
+        "{}\nserver log:\n{}",
+        failures.join("\n"),
+        server.log_text()
+    );
 }

@@ -24,6 +24,7 @@ struct Browser {
 
 impl Browser {
     fn new(api: &Api) -> Browser {
+        crate::support::install_tls_provider();
         Browser {
             base: api.base.clone(),
             client: reqwest::Client::builder()

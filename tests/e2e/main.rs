@@ -25,6 +25,7 @@ mod attempt_logs;
 mod bench;
 mod chaos;
 mod cli;
+mod clients;
 mod dashboard;
 mod dashboard_http;
 mod durable;

@@ -157,7 +157,7 @@ fn label_block_end(text: &str) -> Option<usize> {
 }
 
 async fn scrape(url: &str) -> Option<Scrape> {
-    let response = reqwest::get(url).await.ok()?;
+    let response = crate::support::http_get(url).await.ok()?;
     assert_eq!(response.status(), 200);
     let content_type = response.headers()["content-type"]
         .to_str()

@@ -12,10 +12,9 @@
 //! body is a real component (`tests/e2e/openapi/sluice_hooks.py`). Any failure fails
 //! this test with schemathesis' report.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use crate::support::serve_process::ServeProcess;
 use crate::support::{Fixture, Sluice, repo_root, sample};

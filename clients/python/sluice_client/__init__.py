@@ -19,6 +19,7 @@ from .errors import (
     ErrorCode,
     ForbiddenError,
     InternalError,
+    SecretsKeyMissingError,
     InvalidComponentError,
     InvalidRequestError,
     JobTimeout,
@@ -83,4 +84,5 @@ __all__ = [
     "UnavailableError",
     "ContendedError",
     "InternalError",
+    "SecretsKeyMissingError",
 ]

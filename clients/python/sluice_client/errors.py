@@ -71,6 +71,7 @@ class ErrorCode(str, Enum):
     RATE_LIMITED = "rate_limited"
     CONTENDED = "contended"
     UNAVAILABLE = "unavailable"
+    SECRETS_KEY_MISSING = "secrets_key_missing"
     INTERNAL = "internal"
 
     def __str__(self) -> str:
@@ -195,6 +196,10 @@ class ContendedError(UnavailableError):
     """503 ``contended``: an idempotency key is contended; retry after ``retry_after`` s."""
 
 
+class SecretsKeyMissingError(ApiError):
+    """503 ``secrets_key_missing``: the server has no secrets key (secrets, webhooks)."""
+
+
 class InternalError(ApiError):
     """500 ``internal``: a server bug; its log has the details."""
 
@@ -216,6 +221,7 @@ ERROR_CLASSES: Dict[ErrorCode, Type[ApiError]] = {
     ErrorCode.RATE_LIMITED: RateLimitedError,
     ErrorCode.CONTENDED: ContendedError,
     ErrorCode.UNAVAILABLE: UnavailableError,
+    ErrorCode.SECRETS_KEY_MISSING: SecretsKeyMissingError,
     ErrorCode.INTERNAL: InternalError,
 }
 

@@ -37,11 +37,18 @@ async fn one(store: &Store, waits: &FinishWaits) -> anyhow::Result<f64> {
         .pop()
         .context("claim the job just enqueued")?;
     if claimed.lease.job_id != id {
-        bail!("claimed job {} instead of {id}: run on an empty database", claimed.lease.job_id);
+        bail!(
+            "claimed job {} instead of {id}: run on an empty database",
+            claimed.lease.job_id
+        );
     }
     let waiting = {
         let waits = waits.clone();
-        tokio::spawn(async move { waits.wait(Some(BENCH_TENANT), id, Duration::from_secs(60)).await })
+        tokio::spawn(async move {
+            waits
+                .wait(Some(BENCH_TENANT), id, Duration::from_secs(60))
+                .await
+        })
     };
     // Let the wait mark the job and go to sleep.
     tokio::time::sleep(Duration::from_millis(20)).await;

@@ -280,7 +280,11 @@ fn children_text(id: i64, shown: &[i64], count: i64) -> String {
 }
 
 /// What a job produced, for people: its output (completed) or its last error.
-pub(super) fn result_text(state: JobState, output: Option<&[u8]>, last_error: Option<&str>) -> String {
+pub(super) fn result_text(
+    state: JobState,
+    output: Option<&[u8]>,
+    last_error: Option<&str>,
+) -> String {
     match (output, last_error) {
         (Some(output), _) if state == JobState::Completed => {
             format!("output: {}", String::from_utf8_lossy(output))

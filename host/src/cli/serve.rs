@@ -98,8 +98,8 @@ pub async fn run(store: Store, global: &super::Global, args: ServeArgs) -> anyho
         waits.close();
     };
     serve::serve_with(listener, serve::app(state), args.header_timeout, stopping)
-    .await
-    .context("serve HTTP")?;
+        .await
+        .context("serve HTTP")?;
     info!("HTTP API stopped");
     Ok(())
 }

@@ -34,7 +34,10 @@ async fn jobs_wait_shows_the_finished_job_and_exits_with_its_end(pool: PgPool) {
     let out = waiting.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("completed") && text.contains(r#"{"n":5}"#), "{text}");
+    assert!(
+        text.contains("completed") && text.contains(r#"{"n":5}"#),
+        "{text}"
+    );
     assert!(worker.wait_timeout(Duration::from_secs(60)).is_some());
 
     // Dead: 3. Cancelled: 4. Missing: 1, naming the job.
@@ -44,7 +47,10 @@ async fn jobs_wait_shows_the_finished_job_and_exits_with_its_end(pool: PgPool) {
     assert_eq!(sluice.run(&["jobs", "wait", &dead]).status.code(), Some(3));
     let cancelled = enqueue(&sluice, "echo", serde_json::json!({}));
     sluice.ok(&["jobs", "cancel", &cancelled]);
-    assert_eq!(sluice.run(&["jobs", "wait", &cancelled]).status.code(), Some(4));
+    assert_eq!(
+        sluice.run(&["jobs", "wait", &cancelled]).status.code(),
+        Some(4)
+    );
     let out = sluice.run(&["jobs", "wait", "999999"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("job 999999 not found"));

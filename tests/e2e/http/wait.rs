@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use sqlx::PgPool;
 
+use crate::support::Sluice;
 use crate::support::http::{Api, error_of, json};
 use crate::support::worker_process::WorkerProcess;
-use crate::support::Sluice;
 
 async fn enqueue(api: &Api, token: &str, body: serde_json::Value) -> i64 {
     let (status, job) = json(api.post("/v1/jobs", token, body).await).await;
@@ -25,10 +25,16 @@ fn wait_for(
     id: i64,
     wait: &str,
 ) -> tokio::task::JoinHandle<(u16, serde_json::Value, Duration)> {
-    let request = api.get(&format!("/v1/jobs/{id}?wait={wait}"), token);
+    let request = api
+        .req(
+            reqwest::Method::GET,
+            &format!("/v1/jobs/{id}?wait={wait}"),
+            token,
+        )
+        .send();
     tokio::spawn(async move {
         let started = Instant::now();
-        let (status, body) = json(request.await).await;
+        let (status, body) = json(request.await.unwrap()).await;
         (status, body, started.elapsed())
     })
 }
@@ -52,7 +58,11 @@ async fn a_wait_answers_when_a_worker_finishes_the_job(pool: PgPool) {
     // Answered by the finish, long before the wait's end (120 s) and the safety poll.
     assert!(took < sluice_store::SAFETY_POLL, "answered after {took:?}");
     let exit = worker.wait_timeout(Duration::from_secs(60));
-    assert!(exit.is_some_and(|s| s.success()), "the draining worker: {exit:?}\n{}", worker.log());
+    assert!(
+        exit.is_some_and(|s| s.success()),
+        "the draining worker: {exit:?}\n{}",
+        worker.log()
+    );
 }
 
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
@@ -75,15 +85,24 @@ async fn a_wait_ends_with_the_job_as_it_is_or_with_its_cancel(pool: PgPool) {
     // A cancel ends a wait.
     let waiting = wait_for(&api, &token, id, "120s");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let (status, _) = json(api.post(&format!("/v1/jobs/{id}/cancel"), &token, json!({})).await).await;
+    let (status, _) = json(
+        api.post(&format!("/v1/jobs/{id}/cancel"), &token, json!({}))
+            .await,
+    )
+    .await;
     assert_eq!(status, 200);
     let (status, job, took) = waiting.await.unwrap();
-    assert_eq!((status, job["state"].as_str()), (200, Some("cancelled")), "{job}");
+    assert_eq!(
+        (status, job["state"].as_str()),
+        (200, Some("cancelled")),
+        "{job}"
+    );
     assert!(took < sluice_store::SAFETY_POLL, "answered after {took:?}");
 
     // Malformed and too long waits name the parameter.
     for wait in ["soon", "-1s", "301s", "1h"] {
-        let (status, body) = json(api.get(&format!("/v1/jobs/{id}?wait={wait}"), &token).await).await;
+        let (status, body) =
+            json(api.get(&format!("/v1/jobs/{id}?wait={wait}"), &token).await).await;
         assert_eq!(status, 400, "{wait}: {body}");
         let (code, message) = error_of(&body);
         assert_eq!(code, "invalid_request");

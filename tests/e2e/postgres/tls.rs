@@ -184,7 +184,7 @@ async fn with_sslmode_require_every_process_works_and_every_connection_is_encryp
             async move { found }
         })
         .await;
-    let health = reqwest::get(format!("http://{address}/healthz"))
+    let health = crate::support::http_get(format!("http://{address}/healthz"))
         .await
         .unwrap();
     assert_eq!(

@@ -60,7 +60,7 @@ impl Api {
         }));
         Api {
             base,
-            client: reqwest::Client::new(),
+            client: super::reqwest_client(),
             store,
             pool: pool.clone(),
             stop: Some(stop),

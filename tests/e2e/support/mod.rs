@@ -31,6 +31,28 @@ pub async fn quiet_machine() -> tokio::sync::MutexGuard<'static, ()> {
 }
 
 /// The repository root (this file is `tests/e2e/support/mod.rs`).
+/// A `reqwest` client for the tests (plain HTTP to 127.0.0.1). In this build reqwest's TLS
+/// is rustls without a default crypto provider (the typed Rust client's
+/// `rustls-no-provider`, unified into every workspace member's reqwest), and reqwest wants
+/// one installed before it builds any client: ring, once per process.
+pub fn reqwest_client() -> reqwest::Client {
+    install_tls_provider();
+    reqwest::Client::new()
+}
+
+/// Installs rustls' ring provider as the process default (see [`reqwest_client`]).
+pub fn install_tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// `reqwest::get` after [`install_tls_provider`].
+pub async fn http_get(url: impl reqwest::IntoUrl) -> reqwest::Result<reqwest::Response> {
+    reqwest_client().get(url).send().await
+}
+
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()

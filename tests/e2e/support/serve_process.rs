@@ -83,4 +83,3 @@ impl Drop for ServeProcess {
         let _ = self.child.wait();
     }
 }
-

@@ -232,7 +232,7 @@ async fn deliveries_are_counted_in_the_metrics(pool: PgPool) {
         },
     )
     .await;
-    let text = reqwest::get(format!("http://{listen}/metrics"))
+    let text = crate::support::http_get(format!("http://{listen}/metrics"))
         .await
         .unwrap()
         .text()

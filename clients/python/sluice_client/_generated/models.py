@@ -429,6 +429,7 @@ class ErrorDetail(Model):
         "rate_limited",
         "contended",
         "unavailable",
+        "secrets_key_missing",
         "internal"
     ]
 

@@ -42,6 +42,8 @@ string_enum! {
         Contended = "contended",
         /// `unavailable`
         Unavailable = "unavailable",
+        /// `secrets_key_missing`
+        SecretsKeyMissing = "secrets_key_missing",
         /// `internal`
         Internal = "internal",
     }

@@ -398,6 +398,7 @@ export interface ErrorDetail {
     | "rate_limited"
     | "contended"
     | "unavailable"
+    | "secrets_key_missing"
     | "internal";
   message: string;
 }

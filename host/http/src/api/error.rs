@@ -293,7 +293,7 @@ pub async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri
 mod codes_tests {
     use super::ERROR_CODES;
 
-    /// Every code the sources answer with (`StatusCode::X, "code"`, the shape of every
+    /// Every code the sources answer with (a status constant, then the code literal: every
     /// `ApiError::new` call) is in [`ERROR_CODES`], and every listed code is used.
     #[test]
     fn the_documented_codes_are_the_codes_answered() {
@@ -308,7 +308,9 @@ mod codes_tests {
                 } else if path.extension().is_some_and(|e| e == "rs") {
                     let text = std::fs::read_to_string(&path).unwrap();
                     for piece in text.split("StatusCode::").skip(1) {
-                        let Some((_, rest)) = piece.split_once(',') else { continue };
+                        let Some((_, rest)) = piece.split_once(',') else {
+                            continue;
+                        };
                         let rest = rest.trim_start();
                         if let Some(code) = rest.strip_prefix('"').and_then(|r| r.split('"').next())
                             && !code.is_empty()
@@ -322,6 +324,9 @@ mod codes_tests {
         }
         let listed: std::collections::BTreeSet<String> =
             ERROR_CODES.iter().map(|c| c.to_string()).collect();
-        assert_eq!(used, listed, "ERROR_CODES and the codes the handlers answer differ");
+        assert_eq!(
+            used, listed,
+            "ERROR_CODES and the codes the handlers answer differ"
+        );
     }
 }

@@ -162,8 +162,8 @@ impl GetJobParams {
         let Some(text) = self.wait.as_deref() else {
             return Ok(std::time::Duration::ZERO);
         };
-        let wait =
-            parse_duration(text).map_err(|e| ApiError::bad_request(format!("invalid wait: {e}")))?;
+        let wait = parse_duration(text)
+            .map_err(|e| ApiError::bad_request(format!("invalid wait: {e}")))?;
         if wait > MAX_JOB_WAIT {
             return Err(ApiError::bad_request(format!(
                 "invalid wait: {text:?} is over the longest wait, {}s; ask again to wait longer",

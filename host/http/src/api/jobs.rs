@@ -15,8 +15,8 @@ use super::auth::Caller;
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use super::job_views::{BatchRequest, EnqueueRequest, GetJobParams, ListParams};
 use super::state::AppState;
-use crate::app_state::wait_slots::MAX_WAITS_PER_TENANT;
 use super::validate;
+use crate::app_state::wait_slots::MAX_WAITS_PER_TENANT;
 use serde::Deserialize;
 use sluice_wire::{
     AttemptView, BatchItem, BatchResponse, JobListItem, JobPage, JobView, SignalSent, schemas,

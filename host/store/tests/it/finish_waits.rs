@@ -46,7 +46,10 @@ async fn a_wait_returns_when_its_job_finishes(pool: PgPool) {
         if watched && waits.listening() {
             break;
         }
-        assert!(Instant::now() < deadline, "the wait never marked the job or listened");
+        assert!(
+            Instant::now() < deadline,
+            "the wait never marked the job or listened"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     store
@@ -106,7 +109,9 @@ async fn a_wait_ends_at_its_timeout_with_the_job_as_it_is(pool: PgPool) {
         .await
         .unwrap();
     assert!(watched, "the first wait marked it");
-    let other = jobs(&store).scheduled_in(job("{}"), Duration::from_secs(3600)).await;
+    let other = jobs(&store)
+        .scheduled_in(job("{}"), Duration::from_secs(3600))
+        .await;
     waits
         .wait(Some(OTHER_TENANT), other, Duration::from_millis(50))
         .await
