@@ -17,6 +17,9 @@
 // Returning bytes completes the job; returning task.Retry(msg) asks for another attempt
 // with backoff; task.Fatal(msg) sends the job to `dead` at once; any other error is retried
 // with its message. A panic traps (retryable, message on stderr in the attempt's log).
+//
+// Built with `-tags sluice_0_2` against wit/v0.2 (docs/guests/go.md), a task targets
+// contract 0.2 and can also read the tenant's secrets: task.Secret(name).
 package task
 
 import (
@@ -99,5 +102,16 @@ func call(job Job) (output []byte, failure *Error) {
 	if errors.As(err, &taskErr) {
 		return nil, taskErr
 	}
+	var permanent permanentError
+	if errors.As(err, &permanent) {
+		return nil, &Error{Fatal: true, Message: err.Error()}
+	}
 	return nil, &Error{Message: err.Error()}
+}
+
+// permanentError is an SDK error a retry cannot fix (a *SecretError): returned from the
+// handler, it is Fatal.
+type permanentError interface {
+	error
+	permanent()
 }
