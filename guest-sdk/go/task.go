@@ -84,17 +84,17 @@ func JSONOutput(v any) ([]byte, error) {
 // Handler is a task: the job in, its output or an error out.
 type Handler func(Job) ([]byte, error)
 
-var handler Handler
+var theHandler Handler
 
 // Handle makes fn this component's `run` export. Call it once, from init.
-func Handle(fn Handler) { handler = fn }
+func Handle(fn Handler) { theHandler = fn }
 
 // call runs the handler and maps its outcome onto the WIT result.
 func call(job Job) (output []byte, failure *Error) {
-	if handler == nil {
+	if theHandler == nil {
 		return nil, &Error{Fatal: true, Message: "no handler: call task.Handle from init"}
 	}
-	out, err := handler(job)
+	out, err := theHandler(job)
 	if err == nil {
 		return out, nil
 	}

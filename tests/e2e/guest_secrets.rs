@@ -3,7 +3,7 @@
 //! (`get_secret`, `sluice_secret_get`, `getSecret`, `task.Secret`) in components built from source by
 //! `scripts/build-guests`.
 //!
-//! Python and C `bearer-call` read a secret and POST a JSON body with it as a bearer token
+//! Python, C and Go `bearer-call` read a secret and POST a JSON body with it as a bearer token
 //! (issue #17: a POST with a body and request headers from their HTTP helpers): servers on
 //! 127.0.0.1 receive the token, `content-type`, a `content-length` matching the body (not
 //! `transfer-encoding: chunked`) and the body intact; a 4xx answer ends the job `fatal`, a
@@ -171,6 +171,11 @@ async fn python_bearer_call_posts_its_secret_and_the_host_masks_it(pool: PgPool)
 #[sqlx::test(migrations = false)]
 async fn c_bearer_call_posts_its_secret_and_the_host_masks_it(pool: PgPool) {
     bearer_call(&pool, "c").await;
+}
+
+#[sqlx::test(migrations = false)]
+async fn go_bearer_call_posts_its_secret_and_the_host_masks_it(pool: PgPool) {
+    bearer_call(&pool, "go").await;
 }
 
 #[sqlx::test(migrations = false)]
