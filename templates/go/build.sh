@@ -13,16 +13,18 @@ for tool in go wasm-tools; do
     exit 1
   }
 done
-wit=wit
+# 0.1: the SDK's own cabi_realloc, which the adapter must not call (memory.grow instead);
+# 0.2: the generated bindings' runtime, whose cabi_realloc it must call.
+wit=wit realloc=--realloc-via-memory-grow
 set --
 if [ "$contract" = 0.2 ]; then
-  wit="{{sdk_path}}/../wit/v0.2"
+  wit="{{sdk_path}}/../wit/v0.2" realloc=
   set -- -tags sluice_0_2 -ldflags=-checklinkname=0
 fi
 mkdir -p build
 GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath "$@" -o build/core.wasm .
 wasm-tools component embed "$wit" --world task build/core.wasm -o build/embedded.wasm
-wasm-tools component new build/embedded.wasm --realloc-via-memory-grow \
+wasm-tools component new build/embedded.wasm $realloc \
   --adapt wasi_snapshot_preview1=wasi_snapshot_preview1.reactor.wasm -o build/{{name}}.wasm
 rm -f build/core.wasm build/embedded.wasm
 echo "built build/{{name}}.wasm (contract $contract)"
