@@ -330,8 +330,21 @@ async fn scaffolded_projects_build_push_and_run_in_every_language(pool: PgPool) 
     std::fs::create_dir_all(&work).unwrap();
 
     let mut ids = Vec::new();
-    for lang in ["rust", "python", "js", "c", "go"] {
-        let name = format!("hello-{lang}");
+    // Go's scaffold twice: as written (contract 0.1), and built for contract 0.2 (the SDK's
+    // generated bindings and the checkout's wit/v0.2).
+    let builds = [
+        ("rust", None),
+        ("python", None),
+        ("js", None),
+        ("c", None),
+        ("go", None),
+        ("go", Some("0.2")),
+    ];
+    for (lang, contract) in builds {
+        let name = match contract {
+            None => format!("hello-{lang}"),
+            Some(_) => format!("hello-{lang}-v02"),
+        };
         sluice.ok(&[
             "task",
             "new",
@@ -343,7 +356,11 @@ async fn scaffolded_projects_build_push_and_run_in_every_language(pool: PgPool) 
         ]);
         let project = work.join(&name);
         let started = Instant::now();
-        let built = std::process::Command::new("sh")
+        let mut build = std::process::Command::new("sh");
+        if let Some(contract) = contract {
+            build.env("SLUICE_CONTRACT", contract);
+        }
+        let built = build
             .arg(project.join("build.sh"))
             .env("PATH", &path)
             // C: reuse the wasi-libc scripts/build-guests already compiled.
@@ -366,6 +383,12 @@ async fn scaffolded_projects_build_push_and_run_in_every_language(pool: PgPool) 
             stdout.contains("2 passed, 0 failed"),
             "{lang}: build.sh ran the template's cases.json:\n{stdout}"
         );
+        if let Some(contract) = contract {
+            assert!(
+                stdout.contains(&format!("(contract {contract})")),
+                "{lang}: {stdout}"
+            );
+        }
         eprintln!(
             "{lang}: scaffold built and its cases passed in {:?}",
             started.elapsed()
@@ -390,7 +413,7 @@ async fn scaffolded_projects_build_push_and_run_in_every_language(pool: PgPool) 
     assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
 
     let summary = sluice.json(&["worker", "--drain", "--concurrency", "4"]);
-    assert_eq!(summary["completed"], 5, "{summary}");
+    assert_eq!(summary["completed"], builds.len(), "{summary}");
     for (lang, name, id) in ids {
         let shown = sluice.json(&["jobs", "show", &id]);
         let output: Value = shown["output"].clone();
