@@ -17,6 +17,9 @@
 // Returning bytes completes the job; returning task.Retry(msg) asks for another attempt
 // with backoff; task.Fatal(msg) sends the job to `dead` at once; any other error is retried
 // with its message. A panic traps (retryable, message on stderr in the attempt's log).
+//
+// Built with `-tags sluice_0_2` against wit/v0.2 (docs/guests/go.md), a task targets
+// contract 0.2 and can also read the tenant's secrets: task.Secret(name).
 package task
 
 import (
@@ -81,17 +84,17 @@ func JSONOutput(v any) ([]byte, error) {
 // Handler is a task: the job in, its output or an error out.
 type Handler func(Job) ([]byte, error)
 
-var handler Handler
+var theHandler Handler
 
 // Handle makes fn this component's `run` export. Call it once, from init.
-func Handle(fn Handler) { handler = fn }
+func Handle(fn Handler) { theHandler = fn }
 
 // call runs the handler and maps its outcome onto the WIT result.
 func call(job Job) (output []byte, failure *Error) {
-	if handler == nil {
+	if theHandler == nil {
 		return nil, &Error{Fatal: true, Message: "no handler: call task.Handle from init"}
 	}
-	out, err := handler(job)
+	out, err := theHandler(job)
 	if err == nil {
 		return out, nil
 	}
@@ -99,5 +102,16 @@ func call(job Job) (output []byte, failure *Error) {
 	if errors.As(err, &taskErr) {
 		return nil, taskErr
 	}
+	var permanent permanentError
+	if errors.As(err, &permanent) {
+		return nil, &Error{Fatal: true, Message: err.Error()}
+	}
 	return nil, &Error{Message: err.Error()}
+}
+
+// permanentError is an SDK error a retry cannot fix (a *SecretError): returned from the
+// handler, it is Fatal.
+type permanentError interface {
+	error
+	permanent()
 }

@@ -1,17 +1,17 @@
-//! Secrets read by tasks written in Python, C and JavaScript, through the real `sluice`
+//! Secrets read by tasks written in Python, C, JavaScript and Go, through the real `sluice`
 //! binary and worker against a real Postgres, with the guest SDKs' helpers
-//! (`get_secret`, `sluice_secret_get`, `getSecret`) in components built from source by
+//! (`get_secret`, `sluice_secret_get`, `getSecret`, `task.Secret`) in components built from source by
 //! `scripts/build-guests`.
 //!
-//! Python and C `bearer-call` read a secret and POST a JSON body with it as a bearer token
+//! Python, C and Go `bearer-call` read a secret and POST a JSON body with it as a bearer token
 //! (issue #17: a POST with a body and request headers from their HTTP helpers): servers on
 //! 127.0.0.1 receive the token, `content-type`, a `content-length` matching the body (not
 //! `transfer-encoding: chunked`) and the body intact; a 4xx answer ends the job `fatal`, a
 //! 5xx one as a retry; a name the type is not granted ends it naming `not-granted`; and
 //! what the host keeps (the worker's log of the guest's log line and stdout, `last_error`,
-//! the output) shows `[secret NAME]`, never the value. JavaScript `secret-echo` (no HTTP in
-//! QuickJS) logs and returns the value it read, both masked, and reports `not-found` for a
-//! granted name not set.
+//! the output) shows `[secret NAME]`, never the value. JavaScript and Go `secret-echo` (no
+//! HTTP in QuickJS) log and return the value they read, both masked, and report
+//! `not-found` for a granted name not set.
 
 mod trace_logs;
 
@@ -174,8 +174,25 @@ async fn c_bearer_call_posts_its_secret_and_the_host_masks_it(pool: PgPool) {
 }
 
 #[sqlx::test(migrations = false)]
+async fn go_bearer_call_posts_its_secret_and_the_host_masks_it(pool: PgPool) {
+    bearer_call(&pool, "go").await;
+}
+
+#[sqlx::test(migrations = false)]
 async fn javascript_reads_a_secret_that_the_host_masks(pool: PgPool) {
-    let sluice = Sluice::for_guests(&pool);
+    secret_echo(&pool, "js").await;
+}
+
+#[sqlx::test(migrations = false)]
+async fn go_reads_a_secret_that_the_host_masks(pool: PgPool) {
+    secret_echo(&pool, "go").await;
+}
+
+/// `secret-echo` (JavaScript, Go): the value read is returned and logged, and kept masked;
+/// a granted name not set is `not-found` (the guest completes saying so), an ungranted
+/// one `not-granted` (the guest's error is fatal). Go's also prints the value to stdout.
+async fn secret_echo(pool: &PgPool, lang: &str) {
+    let sluice = Sluice::for_guests(pool);
     let key = new_key();
     let grants = [
         "--max-attempts",
@@ -185,7 +202,7 @@ async fn javascript_reads_a_secret_that_the_host_masks(pool: PgPool) {
         "--secret",
         "NOT_SET_YET",
     ];
-    sluice.define_guest("js", "secret-echo", "echo-secret", &grants);
+    sluice.define_guest(lang, "secret-echo", "echo-secret", &grants);
     set_secret(&sluice, &key, "default", "API_TOKEN", VALUE);
     let read = enqueue(&sluice, "echo-secret", json!({ "secret": "API_TOKEN" }));
     let unset = enqueue(&sluice, "echo-secret", json!({ "secret": "NOT_SET_YET" }));
@@ -194,24 +211,38 @@ async fn javascript_reads_a_secret_that_the_host_masks(pool: PgPool) {
 
     // The value was read (the output held it) and is kept masked.
     let job = show(&sluice, &read);
-    assert_eq!(job["state"], "completed", "{job}");
+    assert_eq!(job["state"], "completed", "{lang}: {job}");
     assert_eq!(
         output(&job),
-        json!({ "found": true, "value": "[secret API_TOKEN]" })
+        json!({ "found": true, "value": "[secret API_TOKEN]" }),
+        "{lang}"
     );
     let job = show(&sluice, &unset);
-    assert_eq!(job["state"], "completed", "{job}");
-    assert_eq!(output(&job), json!({ "found": false, "code": "not-found" }));
+    assert_eq!(job["state"], "completed", "{lang}: {job}");
+    assert_eq!(
+        output(&job),
+        json!({ "found": false, "code": "not-found" }),
+        "{lang}"
+    );
     let job = show(&sluice, &ungranted);
-    assert_eq!(job["state"], "dead", "{job}");
+    assert_eq!(job["state"], "dead", "{lang}: {job}");
     assert!(
         last_error(&job).starts_with("guest fatal: secret OTHER: not-granted"),
-        "{job}"
+        "{lang}: {job}"
     );
-    assert!(log.contains("read API_TOKEN: [secret API_TOKEN]"), "{log}");
+    assert!(
+        log.contains("read API_TOKEN: [secret API_TOKEN]"),
+        "{lang}: {log}"
+    );
     assert!(
         log.contains("secret NOT_SET_YET is granted but not set"),
-        "{log}"
+        "{lang}: {log}"
     );
-    assert!(!log.contains(VALUE), "{log}");
+    if lang == "go" {
+        assert!(
+            log.contains("stdout also sees [secret API_TOKEN]"),
+            "{lang}: {log}"
+        );
+    }
+    assert!(!log.contains(VALUE), "{lang}: {log}");
 }

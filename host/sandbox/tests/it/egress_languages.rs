@@ -8,8 +8,8 @@
 //!
 //! JavaScript's is built with componentize-js (StarlingMonkey; componentize-qjs 0.4.5 cannot
 //! build a component that imports `wasi:http`, docs/guests/javascript.md), and is also run
-//! through StarlingMonkey's own `fetch` from an async handler. Go has none
-//! (docs/guests/go.md).
+//! through StarlingMonkey's own `fetch` from an async handler. Go's is built with the SDK's
+//! contract 0.2 files (`-tags sluice_0_2`: wit-bindgen-go's bindings, docs/guests/go.md).
 
 use std::sync::Arc;
 
@@ -154,7 +154,7 @@ async fn refusals_name_the_error_code(lang: &str) {
 
 /// A request body over the grant's cap fails the job naming `HTTP-request-body-size`: the
 /// host closes the body's stream and the helper reports the response's code, not the closed
-/// stream (`connection-terminated`). A body whose length is declared (the Python and C
+/// stream (`connection-terminated`). A body whose length is declared (the Python, C and Go
 /// helpers declare it) is refused before connecting; JavaScript's is sent chunked, and
 /// fails once the count passes the cap.
 async fn a_request_body_over_the_cap_is_a_request_body_size_error(lang: &str, declared: bool) {
@@ -212,6 +212,21 @@ async fn c_request_body_over_the_cap_is_its_size_error() {
     a_request_body_over_the_cap_is_a_request_body_size_error("c", true).await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn go_http_get_reaches_a_granted_server() {
+    a_granted_request_is_answered("go").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn go_http_get_refusals_are_error_codes() {
+    refusals_name_the_error_code("go").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn go_request_body_over_the_cap_is_its_size_error() {
+    a_request_body_over_the_cap_is_a_request_body_size_error("go", true).await;
+}
+
 /// JavaScript's checks run in one test, one after the other: its component is ≈ 13 MB, and
 /// parallel tests would each compile it (a cold cache is missed by all of them at once).
 #[tokio::test(flavor = "multi_thread")]
@@ -262,7 +277,7 @@ async fn fetch_goes_through_the_same_egress_policy() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_0_1_samples_built_with_the_same_sdk_files_still_run() {
     let sandbox = sandbox();
-    for lang in ["python", "c"] {
+    for lang in ["python", "c", "go"] {
         let component = prepare_guest(&sandbox, lang, "echo");
         assert_eq!(component.contract(), Contract::V0_1, "{lang}");
         let report = sandbox
