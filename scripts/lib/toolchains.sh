@@ -187,7 +187,7 @@ EOF
 # The typed clients' dependencies, for their live tests (tests/e2e/clients.rs): the Python
 # package installed by pip (with httpx) into .toolchains/python-client, reinstalled when
 # its sources change; the TypeScript package's dev dependencies (typescript, pinned in its
-# package-lock.json) in clients/typescript/node_modules, and the package compiled.
+# package-lock.json) in clients/typescript/node_modules (its `npm test` compiles it).
 ensure_clients() {
   command -v python3 >/dev/null 2>&1 ||
     toolchain_fail "python3 is needed to install the Python client" "apt-get install -y python3 python3-pip"
@@ -211,5 +211,4 @@ ensure_clients() {
       npm ci --prefix clients/typescript --no-audit --no-fund
     echo "npm $lock" >"$modules/.stamp"
   fi
-  toolchain_install "the TypeScript client's build" npm run --prefix clients/typescript build
 }

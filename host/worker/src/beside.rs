@@ -42,11 +42,14 @@ pub(super) enum Reply {
     Claimed(Option<Vec<ClaimedJob>>),
     /// `None`: the heartbeat failed (logged and counted): try again soon.
     Renewed(Option<LeaseNews>),
-    /// `held`: `None` when the database could not be read (logged).
+    /// `held`: `None` when the database could not be read (logged). `due_after`, asked
+    /// when `drain`: when the next job is due, read after the leases (so a retry the
+    /// completer wrote before the leases were read is seen).
     HeldLeases {
         claims: u64,
         drain: bool,
         held: Option<Vec<Lease>>,
+        due_after: Option<Result<Option<Duration>, ()>>,
     },
     /// `Err(())`: the look failed (logged); treat something as due soon.
     DueIn(Result<Option<Duration>, ()>),
@@ -64,6 +67,7 @@ impl Reply {
                 claims,
                 drain,
                 held: None,
+                due_after: None,
             },
             Call::DueIn => Reply::DueIn(Err(())),
             Call::ReleaseOrphans => Reply::OrphansReleased(0),

@@ -276,6 +276,7 @@ impl Producer {
                 claims,
                 drain,
                 held,
+                due_after,
             } => {
                 let drain = drain || std::mem::take(&mut self.drain_asked);
                 let Some(held) = held.filter(|_| claims == self.claims && !self.plan.claiming())
@@ -288,8 +289,21 @@ impl Producer {
                 };
                 let orphans = leases::orphans(held, &self.slots.running);
                 if orphans.is_empty() {
-                    let drained = drain && self.slots.is_empty() && !self.stopping;
-                    return drained.then_some(Ended::Drained);
+                    if !(drain && self.slots.is_empty() && !self.stopping) {
+                        return None;
+                    }
+                    return match due_after {
+                        Some(Ok(due)) if self.nothing_soon(due, Instant::now()) => {
+                            Some(Ended::Drained)
+                        }
+                        // Due soon after all (a retry written meanwhile), unread, or
+                        // asked without it: the next look decides.
+                        Some(Ok(due)) => self.on_due_in(Ok(due)),
+                        _ => {
+                            self.plan.look_now();
+                            None
+                        }
+                    };
                 }
                 let completer = self.ctx.completer.clone();
                 self.beside.spawn(Call::ReleaseOrphans, async move {
@@ -337,14 +351,13 @@ impl Producer {
     fn on_due_in(&mut self, due_in: Result<Option<Duration>, ()>) -> Option<Ended> {
         let due_in = due_in.unwrap_or_else(|()| Some(self.idle.retry_after_error()));
         let now = Instant::now();
-        let unclaimable_for = if due_in.is_some_and(|d| d.is_zero()) {
-            now - *self.due_unclaimed_since.get_or_insert(now)
+        if due_in.is_some_and(|d| d.is_zero()) {
+            self.due_unclaimed_since.get_or_insert(now);
         } else {
             self.due_unclaimed_since = None;
-            Duration::ZERO
-        };
+        }
         if let Some(due_in) = due_in {
-            if unclaimable_for < UNCLAIMABLE_GRACE {
+            if self.unclaimable_for(now) < UNCLAIMABLE_GRACE {
                 // A job due now that the claim did not get is another worker's: do not spin.
                 self.plan.look_by(now + due_in.max(MIN_IDLE_LOOK));
             } else if self.config.drain {
@@ -352,13 +365,27 @@ impl Producer {
                 self.plan.look_by(now + UNCLAIMABLE_GRACE);
             }
         }
-        let nothing_soon = due_in.is_none_or(|d| d > self.config.drain_horizon)
-            || unclaimable_for > self.config.drain_horizon;
-        if self.config.drain && self.slots.is_empty() && nothing_soon {
-            // Stop once no orphan of this worker is left either (see `HeldLeases`).
+        if self.config.drain && self.slots.is_empty() && self.nothing_soon(due_in, now) {
+            // Stop once no orphan of this worker is left either (see `HeldLeases`), and
+            // nothing is due soon when asked again after that (an attempt that ended
+            // meanwhile may have made its job due again).
             self.check_orphans(true);
         }
         None
+    }
+
+    /// How long a job due now has stayed unclaimed by this worker.
+    fn unclaimable_for(&self, now: Instant) -> Duration {
+        self.due_unclaimed_since
+            .map_or(Duration::ZERO, |since| now - since)
+    }
+
+    /// `--drain`'s test: no job due within the drain horizon, or the due ones have not
+    /// been claimable by this worker for that long.
+    fn nothing_soon(&self, due_in: Option<Duration>, now: Instant) -> bool {
+        due_in.is_none_or(|d| d > self.config.drain_horizon)
+            || (due_in.is_some_and(|d| d.is_zero())
+                && self.unclaimable_for(now) > self.config.drain_horizon)
     }
 
     fn check_orphans(&mut self, drain: bool) {
@@ -375,13 +402,19 @@ impl Producer {
             drain,
         };
         let (store, worker) = (self.store.clone(), self.config.worker_id.clone());
+        let tenants = self.config.tenants.clone();
         let claims = self.claims;
         self.beside.spawn(call, async move {
             let held = leases::held_by(&store, &worker).await;
+            let due_after = match drain {
+                true => Some(beside::next_due_in(&store, tenants.as_deref()).await),
+                false => None,
+            };
             Reply::HeldLeases {
                 claims,
                 drain,
                 held,
+                due_after,
             }
         });
     }
