@@ -234,6 +234,7 @@ CREATE TABLE sluice.jobs (
     waiting_for text,
     awaited bigint[],
     snoozes integer DEFAULT 0 NOT NULL,
+    watched boolean DEFAULT false NOT NULL,
     CONSTRAINT jobs_attempt_fuel_nonnegative CHECK ((attempt_fuel >= 0)),
     CONSTRAINT jobs_attempt_on_row CHECK ((((attempt_id IS NULL) = (attempt_started_at IS NULL)) AND ((attempt_id IS NULL) = (attempt_worker IS NULL)) AND
 CASE state
@@ -1612,6 +1613,16 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION sluice.notify_finished()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    PERFORM pg_notify('sluice_finished', NEW.id::text);
+    RETURN NULL;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION sluice.payload_jsonb(p bytea)
  RETURNS jsonb
  LANGUAGE plpgsql
@@ -1856,18 +1867,21 @@ $function$;
 CREATE TRIGGER jobs_flow_delete AFTER DELETE ON sluice.jobs FOR EACH ROW WHEN (((old.flow_key IS NOT NULL) AND (old.state = 'running'::sluice.job_state))) EXECUTE FUNCTION sluice.flow_keys_follow();
 CREATE TRIGGER jobs_flow_insert AFTER INSERT ON sluice.jobs FOR EACH ROW WHEN ((new.flow_key IS NOT NULL)) EXECUTE FUNCTION sluice.flow_keys_follow();
 CREATE TRIGGER jobs_flow_update AFTER UPDATE OF state, flow_key ON sluice.jobs FOR EACH ROW WHEN ((((old.flow_key IS NOT NULL) AND (old.state = 'running'::sluice.job_state) AND (new.state <> 'running'::sluice.job_state)) OR ((new.flow_key IS NOT NULL) AND (new.state = 'pending'::sluice.job_state) AND ((old.state <> 'pending'::sluice.job_state) OR (old.flow_key IS DISTINCT FROM new.flow_key))))) EXECUTE FUNCTION sluice.flow_keys_follow();
+CREATE TRIGGER jobs_notify_finished AFTER UPDATE OF state ON sluice.jobs FOR EACH ROW WHEN ((new.watched AND (new.state = ANY (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state])) AND (old.state <> ALL (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state])))) EXECUTE FUNCTION sluice.notify_finished();
 CREATE TRIGGER jobs_wake_parent AFTER UPDATE OF state ON sluice.jobs FOR EACH ROW WHEN (((new.parent_id IS NOT NULL) AND (new.state = ANY (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state])) AND (old.state <> ALL (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state])))) EXECUTE FUNCTION sluice.wake_parent();
 
 
 -- Comments
 -- --------
 COMMENT ON COLUMN sluice.job_types.max_snoozes IS 'Snoozes one job of this type may take (NULL: the host default, 25). See migrations/0031_max_snoozes.sql.';
+COMMENT ON COLUMN sluice.jobs.watched IS 'A client waits for this job to finish: its finish notifies sluice_finished (migrations/0032_finish_watch.sql).';
 COMMENT ON COLUMN sluice.tenants.max_journal_bytes IS 'Cap on one durable job''s journal, in bytes (NULL: the type''s journal_bytes or the host default). See migrations/0025_tenant_journal_cap.sql and docs/durable.md.';
 COMMENT ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text, concurrency_key text) IS 'Enqueue one Sluice job inside the caller''s transaction; returns the job id (the existing one for a duplicate idempotency key). See docs/enqueue-from-sql.md.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint) IS 'sluice.enqueue_jobs(...) for jobs without a parent (the form of migration 0011). See migrations/0014_follow_up_jobs.sql.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[]) IS 'sluice.enqueue_jobs(...) without concurrency keys (the form of migration 0014). See migrations/0024_flow_control.sql.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[]) IS 'sluice.enqueue_jobs(...) without reserved ids (the form of migration 0024). See migrations/0027_durable_waits.sql.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[], p_id bigint[]) IS 'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys, parents, concurrency keys, reserved ids and one wake-up notice. Used by the Rust enqueue, follow-up jobs, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql, 0014_follow_up_jobs.sql, 0024_flow_control.sql and 0027_durable_waits.sql.';
+COMMENT ON FUNCTION sluice.notify_finished() IS 'Trigger jobs_notify_finished: a watched job that finishes is announced on sluice_finished. See migrations/0032_finish_watch.sql.';
 COMMENT ON FUNCTION sluice.payload_jsonb(p bytea) IS 'A job payload read as JSON, or NULL when the bytes are not UTF-8 JSON. See migrations/0019_ui_sessions.sql.';
 COMMENT ON FUNCTION sluice.send_event(tenant text, event_type text, payload jsonb, idempotency_key text) IS 'Send a webhook event inside the caller''s transaction: one delivery job per matching, enabled endpoint of the tenant (the transactional outbox). Returns the event id. See docs/webhooks.md.';
 COMMENT ON FUNCTION sluice.signal(job_id bigint, name text, payload jsonb) IS 'Send a signal to a job inside the caller''s transaction; wakes the job when it waits for that name (returns true then). See migrations/0027_durable_waits.sql and docs/durable.md.';
