@@ -36,6 +36,11 @@ pub struct ServeArgs {
     /// connection is then closed.
     #[arg(long, value_parser = parse_duration, default_value = "30s")]
     pub header_timeout: std::time::Duration,
+    /// Longest a `GET /v1/jobs/{id}?wait=` request waits (at most 300s, the API's
+    /// longest): a longer one answers then with the job as it is. Below a proxy's idle
+    /// timeout, e.g. `50s` behind one that cuts idle connections at 60 s.
+    #[arg(long, value_parser = parse_duration, default_value = "300s")]
+    pub max_wait: std::time::Duration,
     /// LISTEN for finished jobs (`GET /v1/jobs/{id}?wait=`) on this direct connection
     /// instead of a pool connection: set it when DATABASE_URL points at a transaction
     /// pooler (which drops LISTEN).
@@ -57,6 +62,12 @@ pub async fn run(store: Store, global: &super::Global, args: ServeArgs) -> anyho
             "SLUICE_ADMIN_TOKEN is {} characters; use at least 32 random characters \
              (e.g. `openssl rand -hex 32`)",
             token.len()
+        );
+    }
+    if args.max_wait.is_zero() || args.max_wait > sluice_http::api::MAX_JOB_WAIT {
+        anyhow::bail!(
+            "--max-wait must be more than 0 and at most {}s (the API's longest wait)",
+            sluice_http::api::MAX_JOB_WAIT.as_secs()
         );
     }
     if args.body_timeout.is_zero() || args.header_timeout.is_zero() {
@@ -85,6 +96,7 @@ pub async fn run(store: Store, global: &super::Global, args: ServeArgs) -> anyho
             metrics_require_admin: args.metrics_auth,
             body_timeout: args.body_timeout,
             secrets: global.keyring()?,
+            max_job_wait: args.max_wait,
         },
     );
     let listener = tokio::net::TcpListener::bind(args.listen)

@@ -119,3 +119,26 @@ async fn a_wait_ends_with_the_job_as_it_is_or_with_its_cancel(pool: PgPool) {
         assert!(started.elapsed() < Duration::from_secs(30));
     }
 }
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_server_with_a_shorter_max_wait_answers_at_it(pool: PgPool) {
+    let api = Api::start_with(
+        &pool,
+        sluice_http::app_state::ServeConfig {
+            max_job_wait: Duration::from_millis(500),
+            ..sluice_http::app_state::ServeConfig::default()
+        },
+    )
+    .await;
+    let token = api.tenant("acme").await;
+    api.job_type("acme", "echo", "echo").await;
+    let id = enqueue(&api, &token, json!({"type": "echo", "delay": "1h"})).await;
+    // 300s is a wait the API accepts; this server ends it at its own limit.
+    let (status, job, took) = wait_for(&api, &token, id, "300s").await.unwrap();
+    assert_eq!(
+        (status, job["state"].as_str()),
+        (200, Some("pending")),
+        "{job}"
+    );
+    assert!(took < Duration::from_secs(60), "{took:?}");
+}

@@ -20,9 +20,16 @@ pub struct ServeProcess {
 impl ServeProcess {
     /// Starts it; `name` names its log file.
     pub fn start(sluice: &Sluice, name: &str) -> ServeProcess {
+        Self::start_with(sluice, name, &[])
+    }
+
+    /// [`ServeProcess::start`] with more `sluice serve` flags.
+    pub fn start_with(sluice: &Sluice, name: &str, flags: &[&str]) -> ServeProcess {
         let log = std::env::temp_dir().join(format!("sluice-serve-{name}.log"));
+        let mut args = vec!["--log-format", "json", "serve", "--listen", "127.0.0.1:0"];
+        args.extend_from_slice(flags);
         let child = sluice
-            .command(&["--log-format", "json", "serve", "--listen", "127.0.0.1:0"])
+            .command(&args)
             .env("SLUICE_LOG", "info")
             // A secrets key, so that `PUT /v1/secrets/{name}` is exercised past the 503 of
             // a keyless server (a test key, used nowhere else).

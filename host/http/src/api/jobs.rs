@@ -132,7 +132,7 @@ pub async fn get_job(
     ApiPath(id): ApiPath<i64>,
     ApiQuery(params): ApiQuery<GetJobParams>,
 ) -> Result<Json<JobView>, ApiError> {
-    let wait = params.wait_for()?;
+    let wait = params.wait_for()?.min(state.config().max_job_wait);
     if wait.is_zero() {
         return Ok(Json(load(&state, &caller, id).await?));
     }

@@ -52,5 +52,6 @@ use crate::app_state::{self as state, rate_limit};
 pub use auth::{TENANT_HEADER, require_admin};
 pub use body_timeout::limit_body_reads;
 pub use error::{method_not_allowed, route_not_found};
+pub use job_views::MAX_JOB_WAIT;
 pub use router::{api, api_routes, with_request_body_limit};
 pub use state::{AppState, ENV_ADMIN_HOME_TENANT, ServeConfig};

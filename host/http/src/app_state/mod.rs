@@ -39,6 +39,10 @@ pub struct ServeConfig {
     pub body_timeout: std::time::Duration,
     /// The secrets keys `PUT /v1/secrets/{name}` seals with (`None`: it answers 503).
     pub secrets: Option<sluice_secrets::Keyring>,
+    /// Longest a `GET /v1/jobs/{id}?wait=` request waits here (at most the API's 300 s):
+    /// a longer wait asked for answers at this point with the job as it is, as at the
+    /// end of any wait (a proxy's idle timeout may call for less).
+    pub max_job_wait: std::time::Duration,
 }
 
 impl std::fmt::Debug for ServeConfig {
@@ -55,6 +59,7 @@ impl std::fmt::Debug for ServeConfig {
             .field("max_request_body", &self.max_request_body)
             .field("body_timeout", &self.body_timeout)
             .field("secrets", &self.secrets.as_ref().map(|k| k.ids()))
+            .field("max_job_wait", &self.max_job_wait)
             .finish()
     }
 }
@@ -68,6 +73,7 @@ impl Default for ServeConfig {
             metrics_require_admin: false,
             body_timeout: std::time::Duration::from_secs(30),
             secrets: None,
+            max_job_wait: std::time::Duration::from_secs(300),
         }
     }
 }
