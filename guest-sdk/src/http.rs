@@ -287,6 +287,13 @@ impl Response {
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
+
+    /// How long the server asked to wait before trying again: its `Retry-After` header,
+    /// as seconds or an HTTP-date (a date in the past is zero); `None` without one or
+    /// when it is neither. `v0_3::flow::snooze_when_busy` snoozes for it.
+    pub fn retry_after(&self) -> Option<Duration> {
+        crate::retry_after::parse(self.header("retry-after")?, std::time::SystemTime::now())
+    }
 }
 
 /// How writing a request body failed.

@@ -53,6 +53,7 @@ pub mod http;
 mod job;
 pub mod jobs;
 pub mod log;
+mod retry_after;
 pub mod secrets;
 pub mod v0_3;
 
