@@ -54,4 +54,15 @@ async fn jobs_wait_shows_the_finished_job_and_exits_with_its_end(pool: PgPool) {
     let out = sluice.run(&["jobs", "wait", "999999"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("job 999999 not found"));
+
+    // `serve --max-wait` beyond the API's longest wait, or zero: refused, naming the flag.
+    for bad in ["301s", "0s"] {
+        let out = sluice.run(&["serve", "--listen", "127.0.0.1:0", "--max-wait", bad]);
+        assert_eq!(out.status.code(), Some(1), "{bad}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("--max-wait must be more than 0 and at most 300s"),
+            "{stderr}"
+        );
+    }
 }

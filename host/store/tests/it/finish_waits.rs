@@ -176,3 +176,33 @@ async fn only_a_watched_jobs_finish_notifies(pool: PgPool) {
         .unwrap();
     assert_eq!(n.payload(), "marker", "a second notice for one finish");
 }
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn without_listen_a_wait_still_ends_by_reading_the_job_again(pool: PgPool) {
+    // A direct URL nothing answers on: the waits cannot LISTEN (a pooler that drops it, a
+    // listener that cannot connect) and fall back to re-reading their job.
+    let store = setup(&pool)
+        .await
+        .with_direct_url("postgres://postgres@127.0.0.1:1/none");
+    let waits = FinishWaits::new(store.clone());
+    let claimed = jobs(&store).running(job("{}")).await;
+    let id = claimed.lease.job_id;
+    let waiting = {
+        let waits = waits.clone();
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let job = waits.wait(Some(TENANT), id, Duration::from_secs(60)).await;
+            (job, started.elapsed())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    store.complete(&claimed.lease, &done("2")).await.unwrap();
+    let (job, waited) = waiting.await.unwrap();
+    assert_eq!(job.unwrap().unwrap().state, JobState::Completed);
+    assert!(
+        !waits.listening(),
+        "it listened on a URL nothing answers on"
+    );
+    // Found by the fallback re-read, long before the wait's end.
+    assert!(waited < Duration::from_secs(30), "after {waited:?}");
+}
