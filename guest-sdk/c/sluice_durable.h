@@ -1,7 +1,8 @@
 /*
  * sluice_durable.h — contract 0.3 from a C task: waiting without holding a slot
  * (`sluice:task/durable@0.3.0`: sluice_sleep_ms, sluice_await_signal, sluice_await_jobs) and
- * "run me again later" (`sluice:task/flow@0.3.0`: sluice_snooze_ms); docs/durable.md,
+ * "run me again later" (`sluice:task/flow@0.3.0`: sluice_snooze_ms, and
+ * sluice_snooze_when_busy for a 429 or 503 response); docs/durable.md,
  * docs/flow-control.md. Included by sluice_task.h when compiled against bindings/v0.3;
  * include sluice_task.h, not this file.
  *
@@ -188,6 +189,32 @@ static inline bool sluice_await_jobs(const uint64_t *ids, size_t count, sluice_c
  * the journal up to this call, which then returns; call again what was refused. Bounded by
  * the type's `--max-snoozes` (one more fails the attempt, retryable). */
 static inline void sluice_snooze_ms(uint64_t ms) { sluice_task_flow_snooze(ms); }
+
+/* The longest snooze sluice_snooze_when_busy takes: one hour (a server asking for more gets
+ * this, and is asked again then). */
+#define SLUICE_MAX_RETRY_AFTER_MS 3600000ULL
+
+/* When `res` says the server is busy — 429 Too Many Requests or 503 Service Unavailable —
+ * snoozes for its Retry-After (sluice_http_retry_after_ms: seconds or an HTTP-date, at most
+ * SLUICE_MAX_RETRY_AFTER_MS) or `default_ms` without a usable one, and returns true
+ * (durable: after the snooze, so send the request again; not durable, it never returns);
+ * any other status returns false at once. Free `res` before looping:
+ *
+ *   for (;;) {
+ *       if (!sluice_http_get(url, &res, &err)) return sluice_retry("%s", err.message);
+ *       if (!sluice_snooze_when_busy(&res, 30000)) break;
+ *       sluice_http_response_free(&res);
+ *   }
+ */
+#ifdef WASI_HTTP_TYPES_METHOD_GET
+static inline bool sluice_snooze_when_busy(const sluice_http_response_t *res, uint64_t default_ms) {
+    if (res->status != 429 && res->status != 503) return false;
+    uint64_t ms;
+    if (!sluice_http_retry_after_ms(res, &ms)) ms = default_ms;
+    sluice_snooze_ms(ms < SLUICE_MAX_RETRY_AFTER_MS ? ms : SLUICE_MAX_RETRY_AFTER_MS);
+    return true;
+}
+#endif /* WASI_HTTP_TYPES_METHOD_GET */
 
 #endif /* SLUICE_TASK_DURABLE_WAIT_ERROR_NOT_DURABLE */
 

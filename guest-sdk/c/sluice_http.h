@@ -1,11 +1,14 @@
 /*
  * sluice_http.h — outbound HTTP from a C task (contract 0.2 and later): a blocking client on
- * wasi:http/outgoing-handler (sluice_http_send, sluice_http_get, sluice_http_post).
+ * wasi:http/outgoing-handler (sluice_http_send, sluice_http_get, sluice_http_post), and
+ * what a response's Retry-After asks for (sluice_http_retry_after_ms).
  * Included by sluice_task.h when the bindings have wasi:http (bindings/v0.2, bindings/v0.3);
  * include sluice_task.h, not this file.
  */
 #ifndef SLUICE_HTTP_H
 #define SLUICE_HTTP_H
+
+#include <time.h>
 
 #include "sluice_task.h"
 
@@ -18,6 +21,8 @@
  *   if (!sluice_http_get("https://api.example.com/rates", &res, &err))
  *       return sluice_retry("%s", err.message);   // err.code: "HTTP-request-denied", ...
  *   ... res.status, res.headers[i].name / .value, res.body (body_len bytes) ...
+ *   uint64_t wait_ms;   // what its Retry-After asks for, if it has a usable one:
+ *   if (sluice_http_retry_after_ms(&res, &wait_ms)) ...
  *   sluice_http_response_free(&res);
  *
  * The host decides what a task may reach (the job type's allow list, the operator's network
@@ -148,6 +153,85 @@ static inline const sluice_http_header_t *sluice_http_response_header(const slui
         if (strcasecmp(res->headers[i].name, name) == 0) return &res->headers[i];
     }
     return NULL;
+}
+
+/* `Retry-After` (RFC 9110, section 10.2.3), read exactly as the Rust SDK reads it
+ * (guest-sdk/src/retry_after.rs): ASCII whitespace around it ignored; delay-seconds
+ * (saturating), or an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`); the obsolete RFC 850
+ * and asctime forms are refused. The helpers below are sluice_http_retry_after_ms's. */
+static inline bool sluice_http_ascii_space(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+}
+
+static inline bool sluice_http_digits(const char *p, size_t len, uint64_t *n) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] < '0' || p[i] > '9') return false;
+        uint64_t d = (uint64_t)(p[i] - '0');
+        v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
+    }
+    *n = v;
+    return len > 0;
+}
+
+/* Seconds since the Unix epoch of an IMF-fixdate (exactly 29 bytes), or -1. The day is
+ * not checked against its month (as in the Rust SDK: `31 Feb` is `03 Mar`). */
+static inline int64_t sluice_http_imf_fixdate(const char *p, size_t len) {
+    static const char weekdays[] = "Mon,Tue,Wed,Thu,Fri,Sat,Sun,", months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    /* Six fields split at single spaces, of lengths 4 2 3 4 8 3: spaces at 4 7 11 16 25. */
+    if (len != 29 || p[4] != ' ' || p[7] != ' ' || p[11] != ' ' || p[16] != ' ' || p[25] != ' ' ||
+        memcmp(p + 26, "GMT", 3) != 0)
+        return -1;
+    int weekday = -1, month = -1;
+    for (int i = 0; i < 7; i++) if (memcmp(p, weekdays + 4 * i, 4) == 0) weekday = i;
+    for (int i = 0; i < 12; i++) if (memcmp(p + 8, months + 3 * i, 3) == 0) month = i + 1;
+    uint64_t day, year, clock[3];
+    if (weekday < 0 || month < 0 || !sluice_http_digits(p + 5, 2, &day) || !sluice_http_digits(p + 12, 4, &year))
+        return -1;
+    /* The time: three runs of digits split at ':' (so `0:049:37` reads, as in Rust). */
+    size_t start = 17, field = 0;
+    for (size_t i = 17; i <= 25; i++) {
+        if (i < 25 && p[i] != ':') continue;
+        if (field == 3 || !sluice_http_digits(p + start, i - start, &clock[field++])) return -1;
+        start = i + 1;
+    }
+    if (field != 3 || day < 1 || day > 31 || year < 1970 || clock[0] > 23 || clock[1] > 59 || clock[2] > 60)
+        return -1;
+    /* Days from 1970-01-01 (Howard Hinnant's days_from_civil). */
+    int64_t y = (int64_t)year - (month <= 2), era = y / 400, year_of_era = y - era * 400;
+    int64_t day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + (int64_t)day - 1;
+    int64_t days = era * 146097 + year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year - 719468;
+    return days * 86400 + (int64_t)(clock[0] * 3600 + clock[1] * 60 + clock[2]);
+}
+
+/* The milliseconds (rounded up) a `Retry-After` value of `len` bytes asks for from `now`;
+ * a date in the past is 0. False when the value is neither form. */
+static inline bool sluice_http_parse_retry_after(const char *p, size_t len, struct timespec now, uint64_t *ms) {
+    while (len > 0 && sluice_http_ascii_space(*p)) p++, len--;
+    while (len > 0 && sluice_http_ascii_space(p[len - 1])) len--;
+    uint64_t seconds;
+    if (sluice_http_digits(p, len, &seconds)) {
+        *ms = seconds > UINT64_MAX / 1000 ? UINT64_MAX : seconds * 1000;
+        return true;
+    }
+    int64_t at = sluice_http_imf_fixdate(p, len);
+    if (at < 0) return false;
+    int64_t ahead = at - (int64_t)now.tv_sec; /* whole seconds, then the fraction */
+    if (ahead > 1000000000) *ms = (uint64_t)ahead * 1000;
+    else if (ahead <= 0) *ms = 0;
+    else *ms = (uint64_t)((ahead * 1000000000 - now.tv_nsec + 999999) / 1000000);
+    return true;
+}
+
+/* How long the server asked to wait before trying again, in milliseconds: its
+ * `Retry-After` header, as delay-seconds or an HTTP-date (a date in the past is 0). False
+ * without one or when it is neither. sluice_snooze_when_busy (contract 0.3) snoozes for
+ * it. */
+static inline bool sluice_http_retry_after_ms(const sluice_http_response_t *res, uint64_t *ms) {
+    const sluice_http_header_t *h = sluice_http_response_header(res, "retry-after");
+    struct timespec now;
+    if (!h || clock_gettime(CLOCK_REALTIME, &now) != 0) return false;
+    return sluice_http_parse_retry_after(h->value, h->value_len, now, ms);
 }
 
 /* Sends the request and reads the whole response into *res (free it with

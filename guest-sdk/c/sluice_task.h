@@ -23,7 +23,7 @@
  *   sluice_secrets.h  secrets (sluice_secret_get),
  * and built against 0.3
  *   sluice_durable.h  durable waits and snooze (sluice_sleep_ms, sluice_await_signal,
- *                     sluice_await_jobs, sluice_snooze_ms).
+ *                     sluice_await_jobs, sluice_snooze_ms, sluice_snooze_when_busy).
  * `SLUICE_TASK(fn)` defines the component's `run` export: it calls `fn`, frees the job, and
  * hands the result to the host. `sluice_ok*` complete the job with a copy of the bytes;
  * `sluice_retry` asks for another attempt with backoff; `sluice_fatal` sends the job to

@@ -186,7 +186,32 @@ export const durable = { sleep, awaitSignal, awaitSignalBytes, awaitJobs };
  */
 export const flow = {
   snooze: (ms) => hostSnooze(millis(ms, "flow.snooze")),
+  snoozeWhenBusy,
 };
+
+/** The longest snooze `flow.snoozeWhenBusy` takes, in milliseconds: one hour (a server
+ * asking for more gets this, and is asked again then). */
+export const MAX_RETRY_AFTER_MS = 3600 * 1000;
+
+/**
+ * `flow.snoozeWhenBusy(response, defaultMs)`: when `response` (sluice-http.js) says the
+ * server is busy — 429 Too Many Requests or 503 Service Unavailable — snooze for its
+ * `Retry-After` (`response.retryAfterMs()`: seconds or an HTTP-date, at most an hour) or
+ * `defaultMs` without a usable one, and return true (durable: after the snooze, so send
+ * the request again); any other status returns false at once. Not durable, a snooze
+ * never returns. Throws a Fatal for a `defaultMs` that is not a duration. The loop:
+ *
+ *   let res;
+ *   do res = http.get(url); while (flow.snoozeWhenBusy(res, 30000));
+ */
+function snoozeWhenBusy(response, defaultMs) {
+  millis(defaultMs, "flow.snoozeWhenBusy"); // a bad default is refused whatever the status
+  if (response.status !== 429 && response.status !== 503) return false;
+  const asked = response.retryAfterMs();
+  const ms = Math.min(asked === null ? Number(defaultMs) : asked, MAX_RETRY_AFTER_MS);
+  hostSnooze(millis(ms, "flow.snoozeWhenBusy"));
+  return true;
+}
 
 const big = (value) => (present(value) ? BigInt(value) : undefined);
 const opt = (value) => (present(value) ? value : undefined);

@@ -9,6 +9,7 @@
 //     const res = http.get("https://api.example.com/rates", { timeoutMs: 5000 });
 //     res.status, res.headers, res.body;      // number, [[name, Uint8Array]], Uint8Array
 //     res.text(), res.json();                 // the body decoded / parsed
+//     res.retryAfterMs();                     // what its Retry-After asks for, or null
 //     http.post(url, { json: { amount: 42 }, headers: { authorization: "Bearer ..." } });
 //     return res.json();
 //   });
@@ -81,6 +82,17 @@ export class Response {
     return found ? new TextDecoder().decode(found[1]) : null;
   }
 
+  /**
+   * How long the server asked to wait before trying again, in milliseconds: its
+   * `Retry-After` header, as delay-seconds or an HTTP-date (a date in the past is 0); null
+   * without one or when it is neither. `flow.snoozeWhenBusy` (sluice-durable.js) snoozes
+   * for it.
+   */
+  retryAfterMs() {
+    const value = this.header("retry-after");
+    return value === null ? null : parseRetryAfterMs(value, Date.now());
+  }
+
   /** The body as text (invalid UTF-8 is replaced by U+FFFD). */
   text() {
     return new TextDecoder().decode(this.body);
@@ -94,6 +106,48 @@ export class Response {
       throw new HttpError("invalid-response", `JSON body: ${e.message}`);
     }
   }
+}
+
+// `Retry-After` (RFC 9110, section 10.2.3), read exactly as the Rust SDK reads it
+// (guest-sdk/src/retry_after.rs): ASCII whitespace around it ignored; delay-seconds, or an
+// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`); the obsolete RFC 850 and asctime forms
+// are refused (the caller's default applies).
+const WEEKDAYS = ["Mon,", "Tue,", "Wed,", "Thu,", "Fri,", "Sat,", "Sun,"];
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const DIGITS = /^[0-9]+$/;
+
+/** The milliseconds a `Retry-After` value asks for from `nowMs`; a past date is 0; null
+ * when it is neither form. */
+function parseRetryAfterMs(value, nowMs) {
+  const text = value.replace(/^[ \t\n\f\r]+|[ \t\n\f\r]+$/g, "");
+  if (DIGITS.test(text)) return Number(text) * 1000;
+  const at = imfFixdate(text);
+  return at === null ? null : Math.max(0, at * 1000 - nowMs);
+}
+
+/** Seconds since the Unix epoch of an IMF-fixdate, or null. */
+function imfFixdate(text) {
+  const parts = text.split(" ");
+  if (parts.length !== 6 || parts[5] !== "GMT") return null;
+  const [weekday, day, month, year, clock] = parts;
+  if (!WEEKDAYS.includes(weekday) || day.length !== 2 || year.length !== 4 || clock.length !== 8) return null;
+  const monthIndex = MONTHS.indexOf(month);
+  const fields = [day, year, ...clock.split(":")];
+  if (monthIndex < 0 || fields.length !== 5 || !fields.every((f) => DIGITS.test(f))) return null;
+  const [d, y, hour, minute, second] = fields.map(Number);
+  if (d < 1 || d > 31 || y < 1970 || hour > 23 || minute > 59 || second > 60) return null;
+  return daysSinceEpoch(y, monthIndex + 1, d) * 86400 + hour * 3600 + minute * 60 + second;
+}
+
+/** Days from 1970-01-01 to the civil date (Howard Hinnant's `days_from_civil`), with no
+ * check of the day against the month (as the Rust SDK: `31 Feb` is `03 Mar`). */
+function daysSinceEpoch(year, month, day) {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * ((month + 9) % 12) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146097 + dayOfEra - 719468;
 }
 
 // The bindings throw a WIT `result`'s error as the value itself or as an Error carrying

@@ -5,6 +5,7 @@ policy (docs/egress.md): a blocking client over the raw `wasi:http` bindings.
 
     response = http.get("https://api.example.com/rates", timeout=5.0)
     response.status, response.headers, response.body   # int, [(name, bytes)], bytes
+    response.retry_after()      # seconds its Retry-After asks for, or None
     http.post(url, json={"amount": 42}, headers={"authorization": "Bearer ..."})
 
 A refused or failed request raises `HttpError` (a `Retry`), whose `code` is the
@@ -14,6 +15,7 @@ error naming the contract it needs.
 """
 
 import json as _json
+import time as _time
 from typing import Any, Optional, Union
 
 from componentize_py_types import Err as _Err
@@ -85,6 +87,13 @@ class Response:
         name = name.lower()
         return next((v for n, v in self.headers if n.lower() == name), None)
 
+    def retry_after(self) -> Optional[float]:
+        """How long the server asked to wait before trying again, in seconds: its
+        `Retry-After` header, as delay-seconds or an HTTP-date (a date in the past is 0);
+        None without one or when it is neither. `flow.snooze_when_busy` snoozes for it."""
+        value = self.header("retry-after")
+        return None if value is None else _retry_after(value, _time.time())
+
     def text(self) -> str:
         """The body as text (invalid UTF-8 is replaced)."""
         return self.body.decode("utf-8", "replace")
@@ -98,6 +107,64 @@ class Response:
 
     def __repr__(self) -> str:
         return f"Response(status={self.status}, body={len(self.body)} bytes)"
+
+
+# `Retry-After` (RFC 9110, section 10.2.3), read exactly as the Rust SDK reads it
+# (guest-sdk/src/retry_after.rs): ASCII whitespace around it ignored; delay-seconds, or an
+# IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`); the obsolete RFC 850 and asctime forms
+# are refused (the caller's default applies).
+_ASCII_SPACE = b" \t\n\x0c\r"
+_WEEKDAYS = ("Mon,", "Tue,", "Wed,", "Thu,", "Fri,", "Sat,", "Sun,")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def _retry_after(value: bytes, now: float) -> Optional[float]:
+    """The seconds a `Retry-After` value asks for, from `now` (seconds since the epoch);
+    a date in the past is 0. None when the value is neither form."""
+    text = bytes(value).strip(_ASCII_SPACE)
+    if text and all(0x30 <= b <= 0x39 for b in text):
+        return int(text)  # Python's int does not overflow; the caller caps it
+    at = _imf_fixdate(text)
+    return None if at is None else max(0.0, at - now)
+
+
+def _digits(text: str) -> Optional[int]:
+    return int(text) if text and all("0" <= c <= "9" for c in text) else None
+
+
+def _imf_fixdate(value: bytes) -> Optional[int]:
+    """Seconds since the Unix epoch of an IMF-fixdate, or None."""
+    try:
+        parts = value.decode("ascii").split(" ")
+    except UnicodeDecodeError:
+        return None
+    if len(parts) != 6 or parts[5] != "GMT":
+        return None
+    weekday, day, month, year, clock = parts[:5]
+    if weekday not in _WEEKDAYS or len(day) != 2 or len(year) != 4 or len(clock) != 8:
+        return None
+    if month not in _MONTHS:
+        return None
+    fields = [_digits(f) for f in [day, year] + clock.split(":")]
+    if len(fields) != 5 or None in fields:
+        return None
+    d, y, hour, minute, second = fields
+    if not 1 <= d <= 31 or y < 1970 or hour > 23 or minute > 59 or second > 60:
+        return None
+    days = _days_since_epoch(y, _MONTHS.index(month) + 1, d)
+    return days * 86_400 + hour * 3_600 + minute * 60 + second
+
+
+def _days_since_epoch(year: int, month: int, day: int) -> int:
+    """Days from 1970-01-01 to the civil date (Howard Hinnant's `days_from_civil`), with
+    no check of the day against the month (as the Rust SDK: `31 Feb` is `03 Mar`)."""
+    if month <= 2:
+        year -= 1
+    era = year // 400
+    year_of_era = year - era * 400
+    day_of_year = (153 * ((month + 9) % 12) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    return era * 146_097 + day_of_era - 719_468
 
 
 def _invalid(message: str) -> HttpError:

@@ -30,7 +30,7 @@ is loaded when first imported, which happens while the component is built):
 | `enqueue`, `EnqueueError`, `jobs` | `sluice_jobs` | 0.2; 0.3 returns the id |
 | `get_secret`, `SecretError` | `sluice_secrets` | 0.2 |
 | `durable` (`sleep`, `await_signal`, `await_jobs`), `WaitError`, `ChildOutcome` | `sluice_durable` | 0.3 (`wit/v0.3`) |
-| `flow` (`snooze`) | `sluice_flow` | 0.3 |
+| `flow` (`snooze`, `snooze_when_busy`) | `sluice_flow` | 0.3 |
 
 The contract is the WIT directory the component is built against (`componentize-py -d
 wit/v0.2 -w task ...`); a capability of a later contract raises `Fatal` naming it.

@@ -5,13 +5,19 @@
 //!
 //! Must not: read a clock itself (the caller passes `now`), or accept the obsolete
 //! RFC 850 and asctime date forms (a server sending them gets the caller's default).
+//!
+//! The Python, JavaScript and C SDKs read it the same way (`sluice_http.py`,
+//! `sluice-http.js`, `sluice_http.h`): ASCII whitespace around the value is ignored,
+//! delay-seconds too large for the type saturate, the date fields are checked as here.
+//! A change here is a change there (`host/sandbox/tests/it/retry_after.rs` runs every
+//! language's reading against the same answers).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The delay a `Retry-After` value asks for, measured from `now`; a date in the past is
 /// zero. `None` when the value is neither form.
 pub(crate) fn parse(value: &[u8], now: SystemTime) -> Option<Duration> {
-    let text = std::str::from_utf8(value).ok()?.trim();
+    let text = std::str::from_utf8(value.trim_ascii()).ok()?;
     if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
         // Longer than u64 seconds: as long as a Duration goes.
         return Some(Duration::from_secs(text.parse().unwrap_or(u64::MAX)));
@@ -77,6 +83,7 @@ mod tests {
         let now = at(784_111_777); // Sun, 06 Nov 1994 08:49:37 GMT
         assert_eq!(parse(b"120", now), Some(Duration::from_secs(120)));
         assert_eq!(parse(b" 0 ", now), Some(Duration::ZERO));
+        assert_eq!(parse(b"\t7\r\n", now), Some(Duration::from_secs(7)));
         assert_eq!(
             parse(b"Sun, 06 Nov 1994 08:50:07 GMT", now),
             Some(Duration::from_secs(30))
@@ -117,6 +124,9 @@ mod tests {
             b"Sun, 32 Nov 1994 08:49:37 GMT",
             b"Sun, 06 Nov 1994 24:49:37 GMT",
             b"\xff",
+            // Only ASCII whitespace is trimmed (as in the other SDKs).
+            "\u{a0}5".as_bytes(),
+            b"5 5",
         ] {
             assert_eq!(parse(bad, now), None, "{:?}", String::from_utf8_lossy(bad));
         }

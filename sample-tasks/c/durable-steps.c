@@ -9,9 +9,12 @@
  *   (a long one suspends a durable run; not durable, it sleeps in place);
  * - `signal_before`: before step i, sluice_await_signal(name) with no timeout, and send
  *   {"step": i, "signal": <the signal's JSON payload>} for that step instead. Not durable,
- *   the wait is refused: fatal("not-durable: ...").
+ *   the wait is refused: fatal("not-durable: ...");
+ * - `snooze_when_busy_ms` (not keyed by step): a 429 or 503 answer snoozes the job
+ *   (sluice_snooze_when_busy: for its Retry-After, or this many milliseconds without one,
+ *   at most an hour) and the step is sent again after it.
  *
- * A non-2xx answer or a network failure is retried. The same task as the Rust sample
+ * Any other non-2xx answer, or a network failure, is retried. The same task as the Rust sample
  * sample-tasks/durable-steps; built against contract 0.3 (bindings/v0.3, wit/v0.3).
  *
  * The payload reader handles exactly this shape (strings without escapes other than \" \\
@@ -36,6 +39,8 @@ typedef struct {
     size_t url_count;
     step_value_t pause_after[MAX_STEPS], sleep_after[MAX_STEPS], signal_before[MAX_STEPS];
     size_t pause_count, sleep_count, signal_count;
+    bool snooze_when_busy;
+    uint64_t snooze_when_busy_ms;
 } args_t;
 
 typedef struct {
@@ -137,8 +142,11 @@ static const char *read_args(reader_t *r, args_t *args) {
                 bad = read_map(r, args->sleep_after, &args->sleep_count, false);
             } else if (strcmp(key, "signal_before") == 0) {
                 bad = read_map(r, args->signal_before, &args->signal_count, true);
+            } else if (strcmp(key, "snooze_when_busy_ms") == 0) {
+                args->snooze_when_busy = true;
+                if (!read_number(r, &args->snooze_when_busy_ms)) bad = "`snooze_when_busy_ms` is not a number";
             } else {
-                bad = "unknown key (urls, pause_after, sleep_after, signal_before)";
+                bad = "unknown key (urls, pause_after, sleep_after, signal_before, snooze_when_busy_ms)";
             }
             free(key);
             if (bad) return bad;
@@ -228,7 +236,10 @@ static sluice_result_t steps(const args_t *args) {
         }
         sluice_http_response_t res;
         sluice_http_error_t err;
-        bool sent = sluice_http_post(url, "application/json", body, body_len, &res, &err);
+        bool sent;
+        while ((sent = sluice_http_post(url, "application/json", body, body_len, &res, &err)) &&
+               args->snooze_when_busy && sluice_snooze_when_busy(&res, args->snooze_when_busy_ms))
+            sluice_http_response_free(&res);
         free(body);
         if (!sent) {
             free(out);

@@ -8,14 +8,17 @@
 //   (a long one suspends a durable run; not durable, it sleeps in place);
 // - `signal_before`: before step i, `durable.awaitSignal(name)` with no timeout, and send
 //   {"step": i, "signal": <the signal's JSON payload>} for that step instead. Not durable,
-//   the wait is refused: fatal("not-durable: ...").
+//   the wait is refused: fatal("not-durable: ...");
+// - `snooze_when_busy_ms` (not keyed by step): a 429 or 503 answer snoozes the job
+//   (`flow.snoozeWhenBusy`: for its Retry-After, or this many milliseconds without one, at
+//   most an hour) and the step is sent again after it.
 //
-// A non-2xx answer or a network failure is retried. The same task as the Rust sample
+// Any other non-2xx answer, or a network failure, is retried. The same task as the Rust sample
 // sample-tasks/durable-steps; built with componentize-js against the world task-durable
 // of guest-sdk/js/wit (contract 0.3).
 import { Fatal, Retry, task } from "../../guest-sdk/js/sluice-task.js";
 import { http } from "../../guest-sdk/js/sluice-http.js";
-import { durable } from "../../guest-sdk/js/sluice-durable.js";
+import { durable, flow } from "../../guest-sdk/js/sluice-durable.js";
 
 /** Waits `ms` reading the clock, so that a test can kill the worker meanwhile. */
 function pause(ms) {
@@ -31,6 +34,7 @@ export const run = task((job) => {
   const pauseAfter = args.pause_after || {};
   const sleepAfter = args.sleep_after || {};
   const signalBefore = args.signal_before || {};
+  const busyMs = args.snooze_when_busy_ms;
   const bodies = [];
   args.urls.forEach((url, i) => {
     const step = i + 1;
@@ -40,7 +44,9 @@ export const run = task((job) => {
       // No timeout: null is only what a signal sent without a payload says.
       body.signal = durable.awaitSignal(signalBefore[key]);
     }
-    const response = http.post(url, { json: body });
+    let response;
+    do response = http.post(url, { json: body });
+    while (busyMs !== undefined && flow.snoozeWhenBusy(response, busyMs));
     if (!response.ok) throw new Retry(`step ${step}: ${url} answered ${response.status}`);
     bodies.push(response.text());
     if (key in pauseAfter) pause(Number(pauseAfter[key]));

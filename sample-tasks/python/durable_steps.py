@@ -8,15 +8,18 @@ list of response bodies (as text). Every field but `urls` is optional, keyed by 
   (a long one suspends a durable run; not durable, it sleeps in place);
 - `signal_before`: before step `i`, `durable.await_signal(name)` with no timeout, and send
   `{"step": i, "signal": <the signal's JSON payload>}` for that step instead. Not durable,
-  the wait is refused: `fatal("not-durable: ...")`.
+  the wait is refused: `fatal("not-durable: ...")`;
+- `snooze_when_busy_ms` (not keyed by step): a 429 or 503 answer snoozes the job
+  (`flow.snooze_when_busy`: for its `Retry-After`, or this many milliseconds without one,
+  at most an hour) and the step is sent again after it.
 
-A non-2xx answer or a network failure is retried. The same task as the Rust sample
+Any other non-2xx answer, or a network failure, is retried. The same task as the Rust sample
 `sample-tasks/durable-steps`; built against contract 0.3 (`wit/v0.3`)."""
 
 import time
 from datetime import timedelta
 
-from sluice_task import Fatal, Job, Retry, durable, http, task
+from sluice_task import Fatal, Job, Retry, durable, flow, http, task
 
 
 @task
@@ -27,6 +30,7 @@ def run(job: Job) -> list:
     pause_after = args.get("pause_after") or {}
     sleep_after = args.get("sleep_after") or {}
     signal_before = args.get("signal_before") or {}
+    busy_ms = args.get("snooze_when_busy_ms")
     bodies = []
     for step, url in enumerate(args["urls"], start=1):
         key = str(step)
@@ -34,7 +38,12 @@ def run(job: Job) -> list:
         if key in signal_before:
             # No timeout: None is only what a signal sent without a payload says (`null`).
             body["signal"] = durable.await_signal(signal_before[key])
-        response = http.post(url, json=body)
+        while True:
+            response = http.post(url, json=body)
+            if busy_ms is None or not flow.snooze_when_busy(
+                response, timedelta(milliseconds=busy_ms)
+            ):
+                break
         if not 200 <= response.status <= 299:
             raise Retry(f"step {step}: {url} answered {response.status}")
         bodies.append(response.text())

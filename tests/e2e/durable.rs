@@ -7,8 +7,10 @@
 //! does not change the job's (pinned at its first attempt). `refusals`: a replay that diverges from the journal,
 //! (the payload changed between attempts, or another component forced under the job),
 //! or a journal over its cap, ends the job `fatal` naming the call or the cap. `waits`:
-//! contract 0.3's sleep, signals, fan-in and snooze without holding a slot.
+//! contract 0.3's sleep, signals, fan-in and snooze without holding a slot. `busy`: a
+//! busy API (429 or 503) answered with `snooze_when_busy` in each SDK.
 
+mod busy;
 mod crash;
 pub(crate) mod receiver;
 mod refusals;

@@ -35,6 +35,7 @@ mod fairness;
 mod finish;
 mod finish_waits;
 mod flow;
+mod flow_prune;
 mod follow_ups;
 mod job_search;
 mod job_types;

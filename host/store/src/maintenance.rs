@@ -1,6 +1,6 @@
 //! Fleet maintenance runs: retention (finished jobs, old schedule slot records, old rows
-//! of the worker registry), once per interval across every host, never two
-//! at once.
+//! of the worker registry, old webhook events, idle concurrency keys), once per interval
+//! across every host, never two at once.
 //!
 //! Owns: `sluice.maintenance_runs` and the retention advisory lock. Two guards:
 //! - a session advisory lock ([`RETENTION_LOCK_KEY`]) taken with `pg_try_advisory_lock`
@@ -47,6 +47,9 @@ pub struct RetentionReport {
     /// Webhook events older than the dead-job retention (at least
     /// [`crate::EVENT_RETENTION`]) that no unfinished delivery needs.
     pub webhook_events: u64,
+    /// Rows of idle concurrency keys (`sluice.flow_keys`: no job of the key running or
+    /// pending, a full token bucket), whatever their age.
+    pub flow_keys: u64,
 }
 
 /// Takes this interval's run: moves `last_started_at` to now() only if the last run
@@ -127,9 +130,11 @@ impl Store {
         let webhook_events = self
             .prune_webhook_events(policy.dead.max(crate::EVENT_RETENTION), policy.batch_size)
             .await?;
+        let flow_keys = self.prune_flow_keys(policy.batch_size).await?;
+        let total = jobs.deleted + schedule_slots + workers + webhook_events + flow_keys;
         sqlx::query(FINISH_RUN)
             .bind("retention")
-            .bind((jobs.deleted + schedule_slots + workers + webhook_events) as i64)
+            .bind(total as i64)
             .execute(&self.pool)
             .await?;
         Ok(MaintenanceRun::Ran(RetentionReport {
@@ -137,6 +142,7 @@ impl Store {
             schedule_slots,
             workers,
             webhook_events,
+            flow_keys,
         }))
     }
 }

@@ -8,9 +8,12 @@
 //!   milliseconds (a long one suspends a durable run; not durable, it sleeps in place);
 //! - `signal_before`: before step `i`, `durable::await_signal(name)` with no timeout, and
 //!   send `{"step": i, "signal": <the signal's JSON payload>}` for that step instead. Not
-//!   durable, the wait is refused: `fatal("not-durable: …")`.
+//!   durable, the wait is refused: `fatal("not-durable: …")`;
+//! - `snooze_when_busy_ms` (not keyed by step): a 429 or 503 answer snoozes the job
+//!   (`flow::snooze_when_busy`: for its `Retry-After`, or this many milliseconds without
+//!   one, at most an hour) and the step is sent again after it.
 //!
-//! A non-2xx answer or a network failure is retried. Run as a durable type
+//! Any other non-2xx answer, or a network failure, is retried. Run as a durable type
 //! (`sluice types set T --durable`), a retry after a crash, or the run after a wake-up,
 //! replays the steps already answered instead of posting them again (docs/durable.md).
 
@@ -18,7 +21,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use sluice_guest::serde_json::{Value, json};
-use sluice_guest::v0_3::durable;
+use sluice_guest::v0_3::{durable, flow};
 use sluice_guest::{Job, TaskError, TaskResult, http};
 
 #[derive(serde::Deserialize)]
@@ -30,6 +33,7 @@ struct Args {
     sleep_after: BTreeMap<String, u64>,
     #[serde(default)]
     signal_before: BTreeMap<String, String>,
+    snooze_when_busy_ms: Option<u64>,
 }
 
 fn run(job: Job) -> TaskResult {
@@ -44,7 +48,13 @@ fn run(job: Job) -> TaskResult {
             // No timeout: `None` cannot come back, but `null` is what a bare signal says.
             body["signal"] = signal.unwrap_or(Value::Null);
         }
-        let response = http::post_json(url, &body)?;
+        let response = loop {
+            let response = http::post_json(url, &body)?;
+            match args.snooze_when_busy_ms {
+                Some(ms) if flow::snooze_when_busy(&response, Duration::from_millis(ms)) => {}
+                _ => break response,
+            }
+        };
         if !(200..=299).contains(&response.status) {
             return Err(TaskError::retry(format!(
                 "step {step}: {url} answered {}",

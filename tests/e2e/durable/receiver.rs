@@ -1,8 +1,9 @@
 //! A real HTTP receiver on 127.0.0.1 for the durable tests: it records every request's
 //! step (`{"step": i}` in the body), its `signal` and `Idempotency-Key` header before answering
 //! `200 step-i`, and can hold its answer to the first request of one step for a while
-//! (so a test kills the worker while that request is in flight) or answer a step's first
-//! request with a 500.
+//! (so a test kills the worker while that request is in flight), answer a step's first
+//! request with a 500, or answer a step's first requests as a busy API does (a 429 or 503,
+//! with or without `Retry-After`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -26,6 +27,18 @@ struct Rules {
     hold: Option<(u64, Duration)>,
     /// Answer the first request of this step with a 500.
     fail_once: Option<u64>,
+    /// Answer the first requests of a step as a busy API.
+    busy: Option<Busy>,
+}
+
+/// How a busy step answers: its first `times` requests get `status` (e.g. `429 Too Many
+/// Requests`) and `retry-after: VALUE` if set.
+#[derive(Clone)]
+pub struct Busy {
+    pub step: u64,
+    pub times: usize,
+    pub status: &'static str,
+    pub retry_after: Option<String>,
 }
 
 #[derive(Clone)]
@@ -64,6 +77,20 @@ impl Receiver {
     }
 
     /// The URLs of steps `1..=n`.
+    /// Answers the first requests of a step as a busy API (see [`Busy`]).
+    pub fn busy(&self, busy: Busy) {
+        self.rules.lock().unwrap().busy = Some(busy);
+    }
+
+    /// When each request for `step` arrived, in order.
+    pub fn arrivals(&self, step: u64) -> Vec<std::time::Instant> {
+        self.seen()
+            .iter()
+            .filter(|s| s.step == step)
+            .map(|s| s.at)
+            .collect()
+    }
+
     pub fn urls(&self, n: u64) -> Vec<String> {
         (1..=n)
             .map(|i| format!("{}/step/{i}", self.origin))
@@ -107,29 +134,37 @@ impl Receiver {
         let body = serde_json::from_slice::<serde_json::Value>(&body).unwrap_or_default();
         let step = body["step"].as_u64().unwrap_or(0);
         let signal = body.get("signal").cloned();
-        let first = {
+        let before = {
             let mut seen = self.seen.lock().unwrap();
-            let first = !seen.iter().any(|s| s.step == step);
+            let before = seen.iter().filter(|s| s.step == step).count();
             seen.push(Seen {
                 step,
                 key,
                 signal,
                 at: std::time::Instant::now(),
             });
-            first
+            before
         };
-        let (hold, fail) = {
+        let first = before == 0;
+        let (hold, fail, busy) = {
             let rules = self.rules.lock().unwrap();
             let hold = rules
                 .hold
                 .filter(|(s, _)| first && *s == step)
                 .map(|(_, d)| d);
-            (hold, first && rules.fail_once == Some(step))
+            let busy = (rules.busy.clone()).filter(|b| b.step == step && before < b.times);
+            (hold, first && rules.fail_once == Some(step), busy)
         };
         if let Some(length) = hold {
             std::thread::sleep(length);
         }
-        let (status, text) = if fail {
+        let mut extra = String::new();
+        let (status, text) = if let Some(busy) = busy {
+            if let Some(value) = &busy.retry_after {
+                extra = format!("retry-after: {value}\r\n");
+            }
+            (busy.status, format!("step-{step} busy"))
+        } else if fail {
             ("500 Internal Server Error", format!("step-{step} failed"))
         } else {
             ("200 OK", format!("step-{step}"))
@@ -137,7 +172,7 @@ impl Receiver {
         let mut stream = stream;
         let _ = write!(
             stream,
-            "HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+            "HTTP/1.1 {status}\r\ncontent-length: {}\r\n{extra}connection: close\r\n\r\n{text}",
             text.len()
         );
     }

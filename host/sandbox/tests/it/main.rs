@@ -1,7 +1,7 @@
 //! Integration tests of `sluice-sandbox`, one binary (each linked test binary carries
 //! wasmtime: eleven of them were 661 MB): real wasmtime and real sample components, built
 //! from `sample-tasks/` by `scripts/build-samples` (and `scripts/build-guests LANG` for
-//! `egress_languages` and `durable_languages`). `common` holds the shared helpers,
+//! `egress_languages`, `durable_languages` and `retry_after`). `common` holds the shared helpers,
 //! `common::fixtures` the hand-made components, `common::http_server` the server egress
 //! tests send to.
 
@@ -19,5 +19,6 @@ mod guest_results;
 mod hostile;
 mod limits;
 mod recorded_http;
+mod retry_after;
 mod secrets;
 mod validation;

@@ -19,6 +19,7 @@ mod fairness;
 mod finish_waits;
 mod flow;
 mod flow_fleet;
+mod flow_prune;
 mod follow_ups;
 mod idempotency;
 mod job_search;

@@ -82,6 +82,8 @@ impl Service for Retention {
                     batches = report.jobs.batches,
                     schedule_slots_deleted = report.schedule_slots,
                     worker_rows_deleted = report.workers,
+                    webhook_events_deleted = report.webhook_events,
+                    flow_keys_deleted = report.flow_keys,
                     "retention: pruned"
                 );
             }

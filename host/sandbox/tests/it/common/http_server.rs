@@ -1,7 +1,8 @@
 //! A small HTTP/1.1 server on 127.0.0.1 for egress tests: it records every connection and
 //! request and answers by path — `/ok` (200 `hello`), `/big` (200, 2 MiB), `/chunked`
 //! (200, 64 KiB chunked: no length declared), `/slow` (200 after 10 s, noting whether the
-//! client hung up first), `/redirect` (302 to `/ok`).
+//! client hung up first), `/redirect` (302 to `/ok`), `/busy/STATUS` (that status, with
+//! `retry-after: VALUE` when asked with `?retry-after=VALUE`, percent-encoded).
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -95,6 +96,11 @@ async fn serve(mut stream: TcpStream, log: Arc<Mutex<Log>>) {
         path: path.clone(),
         host,
     });
+    if let Some(busy) = path.strip_prefix("/busy/") {
+        let _ = stream.write_all(&busy_answer(busy)).await;
+        let _ = stream.shutdown().await;
+        return;
+    }
     let response: Vec<u8> = match path.as_str() {
         "/ok" => b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello".to_vec(),
         "/big" => {
@@ -134,4 +140,32 @@ async fn serve(mut stream: TcpStream, log: Arc<Mutex<Log>>) {
     };
     let _ = stream.write_all(&response).await;
     let _ = stream.shutdown().await;
+}
+
+/// The answer to `/busy/STATUS[?retry-after=VALUE]`.
+fn busy_answer(rest: &str) -> Vec<u8> {
+    let (status, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let mut head = format!("HTTP/1.1 {status} Busy\r\ncontent-length: 4\r\nconnection: close\r\n");
+    if let Some(value) = query.strip_prefix("retry-after=") {
+        head.push_str(&format!("retry-after: {}\r\n", percent_decoded(value)));
+    }
+    head.push_str("\r\nbusy");
+    head.into_bytes()
+}
+
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
+            out.push(u8::from_str_radix(hex, 16).expect("a %XX escape"));
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).expect("a UTF-8 value")
 }
