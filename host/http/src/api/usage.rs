@@ -1,0 +1,74 @@
+//! `GET /v1/usage`: what the caller's tenant's runs used (the same report as `sluice
+//! usage`, docs/usage.md); an admin token may ask for every tenant (`all_tenants=true`).
+//! Must not: show another tenant's usage to a tenant's token (the store scopes by tenant).
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use chrono::Utc;
+use serde::Deserialize;
+use sluice_wire::{UsageView, UsageWindow};
+use utoipa::IntoParams;
+
+use super::auth::Caller;
+use super::error::{ApiError, ApiQuery, ErrorBody};
+use super::state::AppState;
+
+/// The query of `GET /v1/usage`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct UsageParams {
+    /// From when: an RFC 3339 time or a duration ago (`24h`, `7d`; default `24h`); its
+    /// hour counts whole. At most 366 days back (31 by hour).
+    #[param(example = "7d")]
+    pub since: Option<String>,
+    /// Until when, exclusive (the same forms; default now).
+    pub until: Option<String>,
+    /// One row per tenant (default), or per tenant and `type`, or per tenant and `hour`.
+    #[param(pattern = "^(tenant|type|hour)$")]
+    pub by: Option<String>,
+    /// Every tenant's usage (an admin token only).
+    pub all_tenants: Option<bool>,
+}
+
+/// Metered usage of the caller's tenant (runs, fuel, wall time, peak memory, outbound
+/// requests and bytes, payload, output and log bytes), per tenant and as asked.
+#[utoipa::path(
+    get, path = "/v1/usage", tag = "meta",
+    params(UsageParams),
+    responses(
+        (status = 200, description = "The report (the JSON of `sluice usage --json`)", body = UsageView),
+        (status = 400, description = "A malformed window or grouping", body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, description = "`all_tenants` without an admin token", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn usage(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiQuery(params): ApiQuery<UsageParams>,
+) -> Result<Json<UsageView>, ApiError> {
+    let window = UsageWindow::parse(
+        params.since.as_deref(),
+        params.until.as_deref(),
+        params.by.as_deref(),
+        Utc::now(),
+    )
+    .map_err(ApiError::bad_request)?;
+    let all = params.all_tenants.unwrap_or(false);
+    if all && !caller.admin {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "only an admin token can read every tenant's usage (all_tenants)",
+        ));
+    }
+    let tenant = (!all).then_some(caller.tenant.as_str());
+    let rows = state
+        .store()
+        .usage(tenant, window.since, window.until, window.by)
+        .await?;
+    Ok(Json(UsageView::new(&window, rows)))
+}
