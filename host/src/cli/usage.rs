@@ -13,7 +13,8 @@ use sluice_shared::units::format_size;
 
 #[derive(Debug, clap::Args)]
 pub struct UsageArgs {
-    /// From when: an RFC 3339 time or a duration ago (`24h`, `7d`); its hour counts whole.
+    /// From when: an RFC 3339 time or a duration ago (`24h`, `7d`); its hour counts whole;
+    /// at most 366 days back (an earlier one starts there).
     #[arg(long, default_value = "24h")]
     pub since: String,
     /// Until when (exclusive), the same forms; default now.

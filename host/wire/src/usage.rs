@@ -12,10 +12,8 @@ use sluice_shared::units::parse_duration;
 use sluice_store::{UsageGrouping, UsageRow};
 use utoipa::ToSchema;
 
-/// The furthest back a report reaches, in days.
+/// The furthest back a report reaches, in days: an earlier `since` starts there.
 pub const MAX_USAGE_DAYS: i64 = 366;
-/// The furthest back a report by hour reaches, in days (at most 744 rows per tenant).
-pub const MAX_HOURLY_USAGE_DAYS: i64 = 31;
 
 /// What a usage report covers: from `since` (the hour it falls in) until `until`
 /// (exclusive; `None`: now), grouped per tenant and `by`.
@@ -47,7 +45,7 @@ pub fn parse_time(name: &str, text: &str, now: DateTime<Utc>) -> Result<DateTime
 /// The grouping named by `by`: `tenant` (or nothing), `type` or `hour`.
 pub fn parse_grouping(text: Option<&str>) -> Result<UsageGrouping, String> {
     match text.unwrap_or("tenant") {
-        "tenant" | "" => Ok(UsageGrouping::Tenant),
+        "tenant" => Ok(UsageGrouping::Tenant),
         "type" => Ok(UsageGrouping::Type),
         "hour" => Ok(UsageGrouping::Hour),
         other => Err(format!("`by` {other:?} is not one of tenant, type, hour")),
@@ -55,44 +53,33 @@ pub fn parse_grouping(text: Option<&str>) -> Result<UsageGrouping, String> {
 }
 
 impl UsageWindow {
-    /// The window from the surfaces' words (`since` defaults to 24 hours ago), checked:
-    /// `since` before `until`, no further back than [`MAX_USAGE_DAYS`] (by hour:
-    /// [`MAX_HOURLY_USAGE_DAYS`]).
+    /// The window from the surfaces' words (`since` defaults to 24 hours ago). Only a
+    /// malformed word is an error: a `since` further back than [`MAX_USAGE_DAYS`] starts
+    /// there (the answer's `since` says so), and an `until` not after `since` is an empty
+    /// window.
     pub fn parse(
         since: Option<&str>,
         until: Option<&str>,
         by: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<UsageWindow, String> {
-        let since = since.map_or(Ok(now - Duration::hours(24)), |s| {
-            parse_time("since", s, now)
-        })?;
+        let since = since.map(|s| parse_time("since", s, now)).transpose()?;
         let until = until.map(|u| parse_time("until", u, now)).transpose()?;
-        let by = parse_grouping(by)?;
-        if let Some(until) = until
-            && until <= since
-        {
-            return Err(format!(
-                "`until` ({}) is not after `since` ({})",
-                until.to_rfc3339(),
-                since.to_rfc3339()
-            ));
-        }
-        let days = match by {
-            UsageGrouping::Hour => MAX_HOURLY_USAGE_DAYS,
-            UsageGrouping::Tenant | UsageGrouping::Type => MAX_USAGE_DAYS,
-        };
-        if now - since > Duration::days(days) {
-            return Err(format!(
-                "`since` reaches more than {days} days back{}",
-                if by == UsageGrouping::Hour {
-                    " (by hour)"
-                } else {
-                    ""
-                }
-            ));
-        }
-        Ok(UsageWindow { since, until, by })
+        Ok(UsageWindow::new(since, until, parse_grouping(by)?, now))
+    }
+
+    /// The window of two instants (`since` defaults to 24 hours ago), bounded as
+    /// [`Self::parse`] says.
+    pub fn new(
+        since: Option<DateTime<Utc>>,
+        until: Option<DateTime<Utc>>,
+        by: UsageGrouping,
+        now: DateTime<Utc>,
+    ) -> UsageWindow {
+        let since = since
+            .unwrap_or(now - Duration::hours(24))
+            .max(now - Duration::days(MAX_USAGE_DAYS));
+        UsageWindow { since, until, by }
     }
 }
 
@@ -212,12 +199,16 @@ mod tests {
             .unwrap();
         assert_eq!(w.since, now - Duration::days(7));
         assert_eq!(w.by, UsageGrouping::Type);
+        let far = UsageWindow::parse(Some("2020-01-01T00:00:00Z"), None, None, now).unwrap();
+        assert_eq!(
+            far.since,
+            now - Duration::days(MAX_USAGE_DAYS),
+            "starts 366 days back"
+        );
         for (since, until, by, says) in [
             (Some("yesterday"), None, None, "`since`"),
-            (None, Some("2026-12-01T00:00:00Z"), None, "`until`"),
+            (None, Some("soon"), None, "`until`"),
             (None, None, Some("day"), "`by`"),
-            (Some("400d"), None, None, "366 days"),
-            (Some("32d"), None, Some("hour"), "31 days"),
         ] {
             let error = UsageWindow::parse(since, until, by, now).unwrap_err();
             assert!(error.contains(says), "{error}");

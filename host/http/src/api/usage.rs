@@ -5,8 +5,9 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use serde::Deserialize;
+use sluice_wire::usage::parse_grouping;
 use sluice_wire::{UsageView, UsageWindow};
 use utoipa::IntoParams;
 
@@ -19,12 +20,12 @@ use super::state::AppState;
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct UsageParams {
-    /// From when: an RFC 3339 time or a duration ago (`24h`, `7d`; default `24h`); its
-    /// hour counts whole. At most 366 days back (31 by hour).
-    #[param(example = "7d")]
-    pub since: Option<String>,
-    /// Until when, exclusive (the same forms; default now).
-    pub until: Option<String>,
+    /// From when (RFC 3339; default 24 hours ago); its hour counts whole. At most 366
+    /// days back: an earlier one starts there.
+    #[param(example = "2026-12-01T00:00:00Z")]
+    pub since: Option<DateTime<Utc>>,
+    /// Until when, exclusive (RFC 3339; default now; not after `since`: no rows).
+    pub until: Option<DateTime<Utc>>,
     /// One row per tenant (default), or per tenant and `type`, or per tenant and `hour`.
     #[param(pattern = "^(tenant|type|hour)$")]
     pub by: Option<String>,
@@ -50,13 +51,8 @@ pub async fn usage(
     caller: Caller,
     ApiQuery(params): ApiQuery<UsageParams>,
 ) -> Result<Json<UsageView>, ApiError> {
-    let window = UsageWindow::parse(
-        params.since.as_deref(),
-        params.until.as_deref(),
-        params.by.as_deref(),
-        Utc::now(),
-    )
-    .map_err(ApiError::bad_request)?;
+    let by = parse_grouping(params.by.as_deref()).map_err(ApiError::bad_request)?;
+    let window = UsageWindow::new(params.since, params.until, by, Utc::now());
     let all = params.all_tenants.unwrap_or(false);
     if all && !caller.admin {
         return Err(ApiError::new(

@@ -218,7 +218,7 @@ async fn an_attempts_quota_binds_the_keys_lane_too(pool: PgPool) {
     let store = setup(&pool).await;
     set_quotas(&store, TENANT, |l| l.max_attempts_per_day = Some(2)).await;
     let keyed: Vec<NewJob> = (0..4)
-        .map(|i| job(&format!("k{i}")).with_concurrency_key(&format!("key-{i}")))
+        .map(|i| job(&format!("k{i}")).with_concurrency_key(format!("key-{i}")))
         .collect();
     store.enqueue_many(&keyed).await.unwrap();
     store.enqueue(&job("plain")).await.unwrap();
