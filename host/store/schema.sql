@@ -393,14 +393,23 @@ CREATE TABLE sluice.tenants (
     max_follow_up_bytes bigint,
     paused boolean DEFAULT false NOT NULL,
     max_journal_bytes bigint,
+    max_attempts_per_day bigint,
+    max_fuel_per_day bigint,
+    max_egress_bytes_per_day bigint,
+    quota boolean GENERATED ALWAYS AS (((max_attempts_per_day IS NOT NULL) OR (max_fuel_per_day IS NOT NULL) OR (max_egress_bytes_per_day IS NOT NULL))) STORED,
+    quota_day date,
+    day_attempts bigint DEFAULT 0 NOT NULL,
     CONSTRAINT tenants_egress_allow_size CHECK (((cardinality(egress_allow) <= 64) AND (array_position(egress_allow, NULL::text) IS NULL))),
     CONSTRAINT tenants_enqueue_burst_positive CHECK ((enqueue_burst > 0)),
     CONSTRAINT tenants_id_slug CHECK ((id ~ '^[a-z0-9][a-z0-9_-]{0,62}$'::text)),
+    CONSTRAINT tenants_max_attempts_per_day_check CHECK ((max_attempts_per_day > 0)),
     CONSTRAINT tenants_max_component_bytes_check CHECK ((max_component_bytes > 0)),
+    CONSTRAINT tenants_max_egress_bytes_per_day_check CHECK ((max_egress_bytes_per_day > 0)),
     CONSTRAINT tenants_max_enqueue_per_sec_positive CHECK ((max_enqueue_per_sec > (0)::double precision)),
     CONSTRAINT tenants_max_follow_up_bytes_check CHECK ((max_follow_up_bytes > 0)),
     CONSTRAINT tenants_max_follow_ups_check CHECK ((max_follow_ups >= 0)),
     CONSTRAINT tenants_max_fuel_check CHECK ((max_fuel > 0)),
+    CONSTRAINT tenants_max_fuel_per_day_check CHECK ((max_fuel_per_day > 0)),
     CONSTRAINT tenants_max_http_request_bytes_check CHECK ((max_http_request_bytes > 0)),
     CONSTRAINT tenants_max_http_requests_check CHECK ((max_http_requests >= 0)),
     CONSTRAINT tenants_max_http_response_bytes_check CHECK ((max_http_response_bytes > 0)),
@@ -436,6 +445,23 @@ CREATE TABLE sluice.ui_sessions (
     CONSTRAINT ui_sessions_secret_hash_length CHECK ((octet_length(secret_hash) = 32)),
     CONSTRAINT ui_sessions_tenant_switch_admin_only CHECK ((admin OR (acting_tenant = home_tenant))),
     CONSTRAINT ui_sessions_token_id_fkey FOREIGN KEY (token_id) REFERENCES sluice.api_tokens(id) ON DELETE CASCADE
+);
+
+CREATE TABLE sluice.usage_hourly (
+    tenant text NOT NULL,
+    hour timestamp with time zone NOT NULL,
+    job_type text NOT NULL,
+    runs bigint DEFAULT 0 NOT NULL,
+    fuel bigint DEFAULT 0 NOT NULL,
+    wall_ms bigint DEFAULT 0 NOT NULL,
+    peak_memory_bytes bigint DEFAULT 0 NOT NULL,
+    http_requests bigint DEFAULT 0 NOT NULL,
+    http_bytes_out bigint DEFAULT 0 NOT NULL,
+    http_bytes_in bigint DEFAULT 0 NOT NULL,
+    payload_bytes bigint DEFAULT 0 NOT NULL,
+    output_bytes bigint DEFAULT 0 NOT NULL,
+    log_bytes bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT usage_hourly_pkey PRIMARY KEY (tenant, hour, job_type)
 );
 
 CREATE TABLE sluice.webhook_endpoints (
@@ -555,10 +581,12 @@ CREATE INDEX signals_job_idx ON sluice.signals USING btree (job_id, name, id);
 CREATE UNIQUE INDEX signals_pkey ON sluice.signals USING btree (id);
 CREATE INDEX tenants_paused_idx ON sluice.tenants USING btree (id) WHERE paused;
 CREATE UNIQUE INDEX tenants_pkey ON sluice.tenants USING btree (id);
+CREATE INDEX tenants_quota_idx ON sluice.tenants USING btree (id) WHERE quota;
 CREATE INDEX ui_sessions_expires_at_idx ON sluice.ui_sessions USING btree (expires_at);
 CREATE UNIQUE INDEX ui_sessions_pkey ON sluice.ui_sessions USING btree (id);
 CREATE UNIQUE INDEX ui_sessions_secret_hash_key ON sluice.ui_sessions USING btree (secret_hash);
 CREATE INDEX ui_sessions_token_id_idx ON sluice.ui_sessions USING btree (token_id) WHERE (token_id IS NOT NULL);
+CREATE UNIQUE INDEX usage_hourly_pkey ON sluice.usage_hourly USING btree (tenant, hour, job_type);
 CREATE INDEX webhook_endpoints_key_id_idx ON sluice.webhook_endpoints USING btree (key_id);
 CREATE UNIQUE INDEX webhook_endpoints_pkey ON sluice.webhook_endpoints USING btree (id);
 CREATE INDEX webhook_endpoints_previous_key_id_idx ON sluice.webhook_endpoints USING btree (previous_key_id) WHERE (previous_key_id IS NOT NULL);
@@ -677,6 +705,9 @@ DECLARE
     v_keyless boolean := COALESCE(cardinality(p_secret_keys), 0) = 0;
     -- Paused tenants (migration 0024): none of their jobs is claimed.
     v_paused text[] := ARRAY(SELECT t.id FROM sluice.tenants t WHERE t.paused);
+    -- Whether any tenant has a daily quota (migration 0033): if none, the claim counts
+    -- no attempts for quotas (a one-time filter; tenants_quota_idx).
+    v_quota boolean := EXISTS (SELECT 1 FROM sluice.tenants t WHERE t.quota);
     -- Whether a key of the flow lane is ready: if not, the claim is 0022's statement.
     v_flow boolean := EXISTS (SELECT 1 FROM sluice.flow_keys k WHERE k.ready_at <= now());
     -- The ready keys this claim looks at, locked (see below).
@@ -687,7 +718,7 @@ BEGIN
     -- semi-join that reads every due pending job to find the tenants that have one.
     PERFORM 1
     FROM sluice.tenants t
-    WHERE t.max_running IS NOT NULL
+    WHERE (t.max_running IS NOT NULL OR t.quota)
       AND (p_tenants IS NULL OR t.id = ANY (p_tenants))
       AND (p_skip_tenants IS NULL OR t.id <> ALL (p_skip_tenants))
       AND NOT t.paused
@@ -873,6 +904,9 @@ BEGIN
         ),
         counted AS (
             SELECT tl.tenant, t.max_running,
+                   -- A tenant under a daily quota (migration 0033) starts at most what
+                   -- its quota has left (NULL: no quota binds).
+                   CASE WHEN t.quota THEN sluice.quota_room(t.id) END AS quota_room,
                    CASE WHEN t.max_running IS NOT NULL
                              OR (SELECT count(*) FROM tenant_list) > 1
                         THEN (SELECT count(*)::integer FROM sluice.jobs j
@@ -884,7 +918,8 @@ BEGIN
         ),
         budget AS (
             SELECT c.tenant, c.running,
-                   GREATEST(0, LEAST(p_limit, COALESCE(c.max_running - c.running, p_limit))) AS take
+                   GREATEST(0, LEAST(p_limit, COALESCE(c.max_running - c.running, p_limit),
+                                  c.quota_room)) AS take
             FROM counted c
         ),
         main_candidates AS (
@@ -941,6 +976,16 @@ BEGIN
             WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked p)) AND j.state::text = 'pending'
             RETURNING j.id, j.tenant, j.job_type, j.payload, j.priority, j.run_at, j.attempt,
                       j.max_attempts, j.lease_token, j.locked_until
+        ),
+        -- The attempts started, on the quota counters of tenants under a daily quota (their
+        -- rows are locked above, so the room read by `counted` is exact).
+        quota_counted AS (
+            UPDATE sluice.tenants t
+            SET quota_day = x.day,
+                day_attempts = CASE WHEN t.quota_day = x.day THEN t.day_attempts ELSE 0 END + x.n
+            FROM (SELECT c.tenant, count(*) AS n, sluice.quota_today() AS day
+                  FROM claimed c WHERE v_quota GROUP BY c.tenant) x
+            WHERE t.id = x.tenant AND t.quota
         ),
         taken AS (
             SELECT p.key_id, count(*)::integer AS n
@@ -1031,6 +1076,9 @@ BEGIN
     ),
     counted AS (
         SELECT tl.tenant, t.max_running,
+               -- A tenant under a daily quota (migration 0033) starts at most what its
+               -- quota has left (NULL: no quota binds).
+               CASE WHEN t.quota THEN sluice.quota_room(t.id) END AS quota_room,
                -- Counted per tenant over jobs_running_idx, by index scans (which mark
                -- index entries of finished jobs dead as they pass them; a bitmap scan
                -- would not) -- but only where the count changes the answer: for a cap,
@@ -1047,7 +1095,8 @@ BEGIN
     ),
     budget AS (
         SELECT c.tenant, c.running,
-               GREATEST(0, LEAST(p_limit, COALESCE(c.max_running - c.running, p_limit))) AS take
+               GREATEST(0, LEAST(p_limit, COALESCE(c.max_running - c.running, p_limit),
+                                  c.quota_room)) AS take
         FROM counted c
     ),
     candidates AS (
@@ -1096,6 +1145,17 @@ BEGIN
         WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked p)) AND j.state::text = 'pending'
         RETURNING j.id, j.tenant, j.job_type, j.payload, j.priority, j.run_at, j.attempt,
                   j.max_attempts, j.lease_token, j.locked_until
+    ),
+    -- The attempts started, on the quota counters of tenants under a daily quota
+    -- (migration 0033; their rows are locked above, so the room read by `counted` is
+    -- exact).
+    quota_counted AS (
+        UPDATE sluice.tenants t
+        SET quota_day = x.day,
+            day_attempts = CASE WHEN t.quota_day = x.day THEN t.day_attempts ELSE 0 END + x.n
+        FROM (SELECT c.tenant, count(*) AS n, sluice.quota_today() AS day
+              FROM claimed c WHERE v_quota GROUP BY c.tenant) x
+        WHERE t.id = x.tenant AND t.quota
     )
     SELECT c.id, c.tenant, c.job_type, c.payload, c.priority::integer, c.attempt,
            c.max_attempts, c.lease_token, c.locked_until
@@ -1635,6 +1695,45 @@ EXCEPTION WHEN OTHERS THEN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION sluice.quota_room(p_tenant text)
+ RETURNS integer
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT CASE
+        WHEN u.fuel >= t.max_fuel_per_day OR u.egress_bytes >= t.max_egress_bytes_per_day
+            THEN 0
+        WHEN t.max_attempts_per_day IS NOT NULL
+            THEN LEAST(GREATEST(0, t.max_attempts_per_day - u.attempts), 2147483647)::int4
+    END
+    FROM sluice.tenants t, sluice.quota_used(p_tenant) u
+    WHERE t.id = p_tenant
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.quota_today()
+ RETURNS date
+ LANGUAGE sql
+ STABLE
+AS $function$ SELECT (now() AT TIME ZONE 'UTC')::date $function$;
+
+CREATE OR REPLACE FUNCTION sluice.quota_used(p_tenant text)
+ RETURNS TABLE(attempts bigint, fuel bigint, egress_bytes bigint)
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT CASE WHEN t.quota_day = sluice.quota_today() THEN t.day_attempts ELSE 0 END,
+           coalesce(u.fuel, 0)::int8, coalesce(u.egress, 0)::int8
+    FROM sluice.tenants t
+    CROSS JOIN LATERAL (
+        SELECT sum(h.fuel) AS fuel, sum(h.http_bytes_out + h.http_bytes_in) AS egress
+        FROM sluice.usage_hourly h
+        WHERE h.tenant = t.id
+          AND h.hour >= sluice.quota_today()::timestamp AT TIME ZONE 'UTC'
+          AND (t.max_fuel_per_day IS NOT NULL OR t.max_egress_bytes_per_day IS NOT NULL)
+    ) u
+    WHERE t.id = p_tenant
+$function$;
+
 CREATE OR REPLACE FUNCTION sluice.send_event(tenant text, event_type text, payload jsonb, idempotency_key text DEFAULT NULL::text)
  RETURNS bigint
  LANGUAGE plpgsql
@@ -1893,4 +1992,5 @@ COMMENT ON TABLE sluice.journal IS 'The host calls a durable job''s guest observ
 COMMENT ON TABLE sluice.journal_heads IS 'Per durable job: the pinned component and the journal''s size; deleted with its job.';
 COMMENT ON TABLE sluice.signals IS 'Signals sent to jobs (sluice.signal), kept until an await-signal call takes them (consumed_seq); deleted with their job. See migrations/0027_durable_waits.sql.';
 COMMENT ON TABLE sluice.ui_sessions IS 'Dashboard sign-ins: the SHA-256 of each cookie secret, the identity it was made from and the tenant it acts for.';
+COMMENT ON TABLE sluice.usage_hourly IS 'Usage per tenant, job type and hour (UTC), added to by workers. See migrations/0033_usage_quotas.sql.';
 COMMENT ON VIEW sluice.job_attempts IS 'Every attempt of every job: the history table plus the attempt a running or completed job holds on its row.';

@@ -6,6 +6,7 @@
 
 mod durable_page;
 mod odd_input;
+mod usage_page;
 
 use reqwest::StatusCode;
 use reqwest::redirect::Policy;

@@ -25,8 +25,10 @@ mod secrets;
 mod serve;
 mod stats;
 mod task_new;
+mod tenant_limits;
 mod tenants;
 mod test_cases;
+mod usage;
 mod webhooks;
 mod worker;
 mod workers;
@@ -103,6 +105,10 @@ pub enum Command {
     /// Queue depth per state and job type, oldest ready job, lease expirations.
     #[command(args = flags::connect(), args = flags::json(), args = flags::tenant())]
     Stats(stats::StatsArgs),
+    /// What the tenant's runs used (runs, fuel, wall time, memory, outbound requests and
+    /// bytes, stored bytes), per tenant, job type or hour (docs/usage.md).
+    #[command(args = flags::connect(), args = flags::json(), args = flags::tenant())]
+    Usage(usage::UsageArgs),
     /// Claim and run jobs.
     #[command(args = flags::connect(), args = flags::json(), args = flags::egress(), args = flags::keys())]
     Worker(Box<worker::WorkerArgs>),
@@ -207,6 +213,7 @@ pub async fn run(cli: Cli, global: Global) -> anyhow::Result<ExitCode> {
         Command::Enqueue(args) => enqueue::run(&store, &global, &printer, args).await?,
         Command::Jobs(command) => jobs::run(&store, &global, &printer, command).await?,
         Command::Stats(args) => stats::run(&store, &global, &printer, args).await?,
+        Command::Usage(args) => usage::run(&store, &global, &printer, args).await?,
         Command::Worker(args) => worker::run(store, &global, &printer, *args).await?,
         Command::Workers(command) => workers::run(&store, &printer, command).await?,
         Command::Serve(args) => serve::run(store, &global, args).await?,

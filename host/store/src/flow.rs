@@ -1,23 +1,19 @@
 //! Flow control (issue #38, docs/flow-control.md): pausing job types and tenants, a job
 //! type's caps on running jobs (fleet-wide and per concurrency key) and its token-bucket
-//! rate limits, and why a pending job is held back by them.
+//! rate limits (why a pending job is held back: `held.rs`).
 //!
-//! Owns: the statements that change these settings and read them back, and the wording
-//! of a held-back job's reason. The claim that enforces them is `sluice.claim(...)`
+//! Owns: the statements that change these settings and read them back. The claim that enforces them is `sluice.claim(...)`
 //! (migration 0024; `lease.rs` calls it); concurrency keys are given at enqueue.
 //! Must not: decide what the claim takes (only the claim statement does), or change a
 //! job's state.
 
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
-
 use crate::validate::{validate_job_type_name, validate_tenant_id};
 use crate::{Store, StoreError};
 
 const SET_TYPE: &str = include_str!("../sql/flow/set_type.sql");
 const GET_TYPE: &str = include_str!("../sql/flow/get_type.sql");
-const HELD: &str = include_str!("../sql/flow/held.sql");
 const SET_TENANT_PAUSED: &str = include_str!("../sql/tenants/set_paused.sql");
 
 /// A token bucket: `count` per `period`, bursting to `count`.
@@ -165,124 +161,6 @@ pub struct FlowSettings {
     pub tokens: Option<f64>,
 }
 
-/// Why a pending job is not running (the first that applies): a flow control holding a
-/// due job back, or the snooze a job is in.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Held {
-    /// Its tenant is paused.
-    TenantPaused,
-    /// Its job type is paused.
-    TypePaused,
-    /// Its type runs `max` jobs, its cap.
-    TypeAtCap {
-        /// Jobs of the type running now.
-        running: i32,
-        /// The type's cap.
-        max: i32,
-    },
-    /// Its concurrency key runs `max` jobs, its cap.
-    KeyAtCap {
-        /// The job's concurrency key.
-        key: String,
-        /// Jobs of the key running now.
-        running: i32,
-        /// The cap per key.
-        max: i32,
-    },
-    /// The type's rate has no token until `until`.
-    RateLimited {
-        /// When the next token comes.
-        until: DateTime<Utc>,
-    },
-    /// Its key's rate has no token until `until`.
-    KeyRateLimited {
-        /// The job's concurrency key.
-        key: String,
-        /// When the key's next token comes.
-        until: DateTime<Utc>,
-    },
-    /// Its last run snoozed (`flow.snooze`) until `until`.
-    Snoozed {
-        /// When it is due again.
-        until: DateTime<Utc>,
-    },
-}
-
-impl std::fmt::Display for Held {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let at = |t: &DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        match self {
-            Held::TenantPaused => write!(f, "tenant paused"),
-            Held::TypePaused => write!(f, "type paused"),
-            Held::TypeAtCap { running, max } => {
-                write!(f, "type at its cap ({running}/{max} running)")
-            }
-            Held::KeyAtCap { key, running, max } => {
-                write!(f, "waiting for key {key} ({running}/{max} running)")
-            }
-            Held::RateLimited { until } => write!(f, "rate limited until {}", at(until)),
-            Held::KeyRateLimited { key, until } => {
-                write!(f, "key {key} rate limited until {}", at(until))
-            }
-            Held::Snoozed { until } => write!(f, "snoozed until {}", at(until)),
-        }
-    }
-}
-
-#[derive(sqlx::FromRow)]
-struct HeldRow {
-    flow_key: Option<String>,
-    tenant_paused: bool,
-    type_paused: Option<bool>,
-    scheduled: bool,
-    run_at: DateTime<Utc>,
-    snoozed: bool,
-    max_running: Option<i32>,
-    type_running: Option<i32>,
-    max_running_per_key: Option<i32>,
-    key_running: Option<i32>,
-    type_tokens_at: Option<DateTime<Utc>>,
-    key_tokens_at: Option<DateTime<Utc>>,
-    now: DateTime<Utc>,
-}
-
-impl HeldRow {
-    fn reason(self) -> Option<Held> {
-        if self.tenant_paused {
-            return Some(Held::TenantPaused);
-        }
-        if self.type_paused == Some(true) {
-            return Some(Held::TypePaused);
-        }
-        if self.scheduled {
-            return self.snoozed.then_some(Held::Snoozed { until: self.run_at });
-        }
-        if let (Some(max), Some(running)) = (self.max_running, self.type_running)
-            && running >= max
-        {
-            return Some(Held::TypeAtCap { running, max });
-        }
-        let key = self.flow_key.filter(|k| !k.is_empty());
-        if let (Some(key), Some(max)) = (&key, self.max_running_per_key) {
-            let running = self.key_running.unwrap_or(0);
-            if running >= max {
-                return Some(Held::KeyAtCap {
-                    key: key.clone(),
-                    running,
-                    max,
-                });
-            }
-        }
-        if let Some(until) = self.type_tokens_at.filter(|t| *t > self.now) {
-            return Some(Held::RateLimited { until });
-        }
-        match (key, self.key_tokens_at.filter(|t| *t > self.now)) {
-            (Some(key), Some(until)) => Some(Held::KeyRateLimited { key, until }),
-            _ => None,
-        }
-    }
-}
-
 fn positive(field: &'static str, n: Option<u32>) -> Result<Option<i32>, StoreError> {
     n.map(|n| {
         i32::try_from(n)
@@ -404,21 +282,6 @@ impl Store {
             .await?;
         row.map(|_| ())
             .ok_or_else(|| StoreError::UnknownTenant(tenant.into()))
-    }
-
-    /// Why job `id` (of `tenant`, when given) is pending though due: `None` when it is
-    /// not pending, not due yet, or nothing holds it back.
-    pub async fn job_held(
-        &self,
-        id: i64,
-        tenant: Option<&str>,
-    ) -> Result<Option<Held>, StoreError> {
-        let row: Option<HeldRow> = sqlx::query_as(HELD)
-            .bind(id)
-            .bind(tenant)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.and_then(HeldRow::reason))
     }
 }
 

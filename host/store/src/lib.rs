@@ -37,6 +37,7 @@ mod finish_waits;
 mod flow;
 mod flow_prune;
 mod follow_ups;
+mod held;
 mod job_search;
 mod job_types;
 mod journal;
@@ -60,6 +61,7 @@ mod time_range;
 mod tokens;
 mod types;
 mod ui_sessions;
+mod usage;
 mod validate;
 mod waits;
 mod webhook_deliveries;
@@ -86,7 +88,8 @@ pub use enqueue::{Enqueued, NewJob, Parent, RunAt};
 pub use error::{LiveWorker, StoreError};
 pub use finish::{Completion, FailResult, Failure};
 pub use finish_waits::{FALLBACK_POLL, FINISHED_CHANNEL, FinishWaits, SAFETY_POLL};
-pub use flow::{FlowChange, FlowLimits, FlowSettings, Held, Rate};
+pub use flow::{FlowChange, FlowLimits, FlowSettings, Rate};
+pub use held::{Held, Quota};
 pub use job_search::{
     BULK_BATCH, BulkAction, BulkOutcome, JobSearch, MAX_BULK_IDS, MAX_SEARCH_LIMIT,
 };
@@ -113,6 +116,7 @@ pub use time_range::{MAX_DELAY, RUN_AT_MAX, RUN_AT_MIN};
 pub use tokens::{NewToken, TOKEN_PREFIX, TokenIdentity, TokenRecord, token_hash};
 pub use types::{AttemptOutcome, Backoff, JobState, KeyScope, Lease, priority};
 pub use ui_sessions::{UiIdentity, UiSession};
+pub use usage::{UsageCounts, UsageDelta, UsageGrouping, UsageRow};
 pub use validate::{
     MAX_ALLOW_ENTRIES, MAX_SECRET_GRANTS, MAX_SECRET_NAME_LEN, validate_secret_name,
 };

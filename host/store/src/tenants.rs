@@ -32,7 +32,8 @@ pub struct TenantRecord {
 /// enforced by the store at enqueue; `max_timeout_ms`, `max_fuel` and `max_memory_bytes`
 /// when a job type is set ([`Store::set_job_type_within_limits`]);
 /// `max_component_bytes` at upload; `max_enqueue_per_sec` / `enqueue_burst` by the HTTP
-/// API's token bucket; the rest by the worker and sandbox.
+/// API's token bucket; the daily quotas (`*_per_day`: `None` is no quota, there is no
+/// host default) by the claim (migration 0033); the rest by the worker and sandbox.
 #[derive(Clone, Debug, Default, PartialEq, sqlx::FromRow, serde::Deserialize)]
 pub struct TenantLimits {
     /// Largest job payload, in bytes (checked at enqueue).
@@ -68,6 +69,13 @@ pub struct TenantLimits {
     /// Cap on one durable job's journal, in bytes (a type's `journal_bytes` above it is
     /// refused; applied by the worker).
     pub max_journal_bytes: Option<i64>,
+    /// Runs the tenant's jobs may start per day (UTC); past it they stay pending.
+    pub max_attempts_per_day: Option<i64>,
+    /// Fuel the tenant's runs may burn per day (UTC); past it its jobs stay pending.
+    pub max_fuel_per_day: Option<i64>,
+    /// Outbound HTTP body bytes (sent and received) per day (UTC); past it the tenant's
+    /// jobs stay pending.
+    pub max_egress_bytes_per_day: Option<i64>,
 }
 
 impl TenantLimits {
@@ -87,7 +95,7 @@ impl TenantLimits {
                 });
             }
         }
-        let fields: [(&'static str, Option<i64>); 11] = [
+        let fields: [(&'static str, Option<i64>); 14] = [
             ("max_payload_bytes", self.max_payload_bytes.map(i64::from)),
             ("max_component_bytes", self.max_component_bytes),
             ("max_timeout_ms", self.max_timeout_ms),
@@ -99,6 +107,9 @@ impl TenantLimits {
             ("max_http_response_bytes", self.max_http_response_bytes),
             ("max_follow_up_bytes", self.max_follow_up_bytes),
             ("max_journal_bytes", self.max_journal_bytes),
+            ("max_attempts_per_day", self.max_attempts_per_day),
+            ("max_fuel_per_day", self.max_fuel_per_day),
+            ("max_egress_bytes_per_day", self.max_egress_bytes_per_day),
         ];
         for (field, value) in fields {
             if let Some(v) = value
@@ -287,6 +298,9 @@ impl Store {
             .bind(limits.max_follow_ups)
             .bind(limits.max_follow_up_bytes)
             .bind(limits.max_journal_bytes)
+            .bind(limits.max_attempts_per_day)
+            .bind(limits.max_fuel_per_day)
+            .bind(limits.max_egress_bytes_per_day)
             .fetch_optional(&self.pool)
             .await?
             .ok_or_else(|| StoreError::UnknownTenant(id.to_owned()))

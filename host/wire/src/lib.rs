@@ -1,6 +1,7 @@
 //! `sluice-wire`: the JSON that Sluice prints: one view type per thing a surface shows (jobs and their
 //! attempts, components, job types, schedules, tenants and tokens, workers, statistics,
-//! secrets, signals, webhook endpoints, deliveries and events, and a local run), each built `From`
+//! secrets, signals, webhook endpoints, deliveries and events, metered usage, and a local
+//! run), each built `From`
 //! the store's row (a local run's from the fields the CLI fills in).
 //! The HTTP API answers with these and the CLI's `--json` prints these, so `sluice X show
 //! ID --json` and `GET /v1/X/{id}` are the same object (`tests/e2e/cli/json_parity.rs`).
@@ -26,6 +27,7 @@ pub mod secrets;
 pub mod signals;
 pub mod stats;
 pub mod tenants;
+pub mod usage;
 pub mod webhooks;
 pub mod workers;
 
@@ -42,6 +44,7 @@ pub use secrets::{RotateKeyView, RotatedKindView, SecretView};
 pub use signals::SignalSent;
 pub use stats::{HeldView, StateCountsView, StatsView, TypeStatsView};
 pub use tenants::{NewTokenView, TenantView, TokenView};
+pub use usage::{UsageRowView, UsageView, UsageWindow};
 pub use webhooks::{
     DeliveryView, EndpointView, EventAccepted, Redelivered, TestSent, endpoint_label, event_label,
 };

@@ -65,6 +65,16 @@ pub struct TenantView {
     /// Cap on one durable job's journal, in bytes (docs/durable.md).
     #[schema(required = true)]
     pub max_journal_bytes: Option<i64>,
+    /// Daily quota: runs the tenant's jobs may start per UTC day (null: none;
+    /// docs/usage.md).
+    #[schema(required = true, minimum = 1)]
+    pub max_attempts_per_day: Option<i64>,
+    /// Daily quota: fuel the tenant's runs may burn per UTC day (null: none).
+    #[schema(required = true, minimum = 1)]
+    pub max_fuel_per_day: Option<i64>,
+    /// Daily quota: outbound HTTP body bytes, sent and received, per UTC day (null: none).
+    #[schema(required = true, minimum = 1)]
+    pub max_egress_bytes_per_day: Option<i64>,
     /// The operator's bound on what the tenant's job types may be granted over HTTP
     /// (normalised entries; empty: nothing); null: only the host's deny list.
     #[schema(required = true)]
@@ -94,6 +104,9 @@ impl From<TenantRecord> for TenantView {
             max_follow_ups: l.max_follow_ups,
             max_follow_up_bytes: l.max_follow_up_bytes,
             max_journal_bytes: l.max_journal_bytes,
+            max_attempts_per_day: l.max_attempts_per_day,
+            max_fuel_per_day: l.max_fuel_per_day,
+            max_egress_bytes_per_day: l.max_egress_bytes_per_day,
             egress_allow: t.egress_allow,
             paused: t.paused,
         }

@@ -15,6 +15,7 @@ use tracing::{Span, info, info_span, warn};
 
 use super::completer::{Completer, Recorded, Transition};
 use super::registry::Registry;
+use super::usage_meter::UsageMeter;
 use sluice_shared::metrics::Metrics;
 
 /// Why a running attempt is being interrupted. The first reason set wins.
@@ -66,6 +67,7 @@ pub(super) struct AttemptContext {
     pub(super) completer: Completer,
     pub(super) registry: Arc<Registry>,
     pub(super) metrics: Metrics,
+    pub(super) usage: UsageMeter,
 }
 
 /// Dropped when an attempt's run ends (or the attempt ends before reaching it): tells

@@ -19,6 +19,7 @@ use super::durable;
 use super::follow_ups::to_new_job;
 use super::registry::ResolveError;
 use super::suspension;
+use super::usage_meter::counts_of;
 
 /// The queue transition for what the sandbox reported (with the follow-up jobs a
 /// completed attempt asked for, as the store takes them), given why (if at all) the
@@ -103,6 +104,7 @@ pub(super) async fn run_attempt(
         completer,
         registry,
         metrics,
+        usage,
     } = ctx;
     let _in_progress = metrics.attempt_started();
     let ClaimedJob {
@@ -143,6 +145,7 @@ pub(super) async fn run_attempt(
                 .await
         }
         Ok(resolved) => {
+            let payload_bytes = payload.len();
             let input = JobInput {
                 id: id as u64,
                 job_type: job_type.clone(),
@@ -163,6 +166,7 @@ pub(super) async fn run_attempt(
                 .await;
             drop(executing);
             metrics.sandbox_ran(&tenant, &job_type, &report);
+            usage.add(&tenant, &job_type, &counts_of(&report, payload_bytes));
             if report.journal.is_some() {
                 durable::give_back(registry.store(), &report, id, lease.token).await;
             }

@@ -24,7 +24,8 @@
 //!    attempts need them, cached; the follow-up jobs a guest may ask for
 //! 6. `config`, `prefetch`, `wakeup`, `shutdown`, `journal_cap`, `type_limits`: the
 //!    configuration and its parts (a type's limits under its tenant's caps)
-//! 7. `completer`: the one writer of an attempt's end
+//! 7. `completer`, `usage_meter`: the one writer of an attempt's end, and of what its run
+//!    used
 
 #![warn(missing_docs)]
 
@@ -48,6 +49,7 @@ mod shutdown;
 mod slots;
 mod suspension;
 mod type_limits;
+mod usage_meter;
 mod wakeup;
 mod webhook_attempt;
 
@@ -69,6 +71,7 @@ use registry::Registry;
 pub use prefetch::{MAX_AUTO_DEPTH, Prefetch};
 use producer::{Ended, Producer};
 pub use shutdown::ShutdownTimeouts;
+use usage_meter::UsageMeter;
 use wakeup::Wakeups;
 pub use wakeup::{IdlePolicy, Listen};
 
@@ -91,7 +94,9 @@ pub async fn run(
             config.secrets.clone(),
         ),
         metrics: config.metrics.clone(),
+        usage: UsageMeter::start(store.clone()),
     };
+    let usage = ctx.usage.clone();
     let wakeups = Wakeups::start(&store, &config.listen, config.metrics.clone());
     info!(worker = %config.worker_id, concurrency = config.concurrency, prefetch = %config.prefetch, "worker started");
     config.metrics.secrets_key_loaded(config.secrets.is_some());
@@ -101,6 +106,7 @@ pub async fn run(
         producer.shutting_down().await;
     }
     let summary = producer.summary;
+    usage.close().await;
     info!(?summary, "worker stopped");
     Ok(summary)
 }

@@ -126,6 +126,26 @@ async fn the_cli_and_the_api_print_the_same_json(pool: PgPool) {
     );
     assert_eq!(journal["job_id"], id, "{journal}");
 
+    // Metered usage over one window, by type (the worker wrote it as it stopped).
+    let now = chrono::Utc::now();
+    let since = (now - chrono::Duration::hours(1)).to_rfc3339();
+    let until = (now + chrono::Duration::hours(1)).to_rfc3339();
+    let usage = sluice.json(&[
+        "usage", "--since", &since, "--until", &until, "--by", "type",
+    ]);
+    let query: String = form_urlencoded::Serializer::new(String::new())
+        .append_pair("since", &since)
+        .append_pair("until", &until)
+        .append_pair("by", "type")
+        .finish();
+    same(
+        "usage",
+        &usage,
+        &get(&api, &token, &format!("/v1/usage?{query}")).await,
+    );
+    assert_eq!(usage["rows"][0]["job_type"], "greet", "{usage}");
+    assert_eq!(usage["rows"][0]["runs"], 1, "{usage}");
+
     // Schedules.
     sluice.ok(&[
         "schedules",

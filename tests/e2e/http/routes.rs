@@ -49,6 +49,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ("post", "/v1/webhooks/deliveries/{id}/redeliver"),
     ("post", "/v1/events"),
     ("get", "/v1/stats"),
+    ("get", "/v1/usage"),
     ("get", "/v1/workers"),
     ("get", "/v1/tenants/{id}"),
     ("post", "/v1/tenants/{id}/pause"),

@@ -484,6 +484,32 @@ class Api(SyncApiBase):
         """
         return self._call(_ops.RESUME_TENANT, {"id": id}, None, request_timeout)
 
+    def usage(
+        self,
+        *,
+        since: Optional[datetime.datetime] = None,
+        until: Optional[datetime.datetime] = None,
+        by: Optional[str] = None,
+        all_tenants: Optional[bool] = None,
+        request_timeout: Optional[float] = None,
+    ) -> UsageView:
+        """Metered usage of the caller's tenant (runs, fuel, wall time, peak memory, outbound
+        requests and bytes, payload, output and log bytes), per tenant and as asked.
+
+        ``GET /v1/usage``
+        """
+        return self._call(
+            _ops.USAGE,
+            {
+                "since": since,
+                "until": until,
+                "by": by,
+                "all_tenants": all_tenants,
+            },
+            None,
+            request_timeout,
+        )
+
     def list_endpoints(
         self,
         *,
@@ -1152,6 +1178,32 @@ class AsyncApi(AsyncApiBase):
         ``POST /v1/tenants/{id}/resume``
         """
         return await self._call(_ops.RESUME_TENANT, {"id": id}, None, request_timeout)
+
+    async def usage(
+        self,
+        *,
+        since: Optional[datetime.datetime] = None,
+        until: Optional[datetime.datetime] = None,
+        by: Optional[str] = None,
+        all_tenants: Optional[bool] = None,
+        request_timeout: Optional[float] = None,
+    ) -> UsageView:
+        """Metered usage of the caller's tenant (runs, fuel, wall time, peak memory, outbound
+        requests and bytes, payload, output and log bytes), per tenant and as asked.
+
+        ``GET /v1/usage``
+        """
+        return await self._call(
+            _ops.USAGE,
+            {
+                "since": since,
+                "until": until,
+                "by": by,
+                "all_tenants": all_tenants,
+            },
+            None,
+            request_timeout,
+        )
 
     async def list_endpoints(
         self,

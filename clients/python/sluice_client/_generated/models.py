@@ -55,6 +55,8 @@ __all__ = [
     "TestSent",
     "TypeStats",
     "UpdateEndpointRequest",
+    "UsageRowView",
+    "UsageView",
     "Worker",
 ]
 
@@ -1130,8 +1132,16 @@ class TenantView(Model):
     #: A lowercase slug (`acme`, `team-7`).
     id: str
 
+    #: Daily quota: runs the tenant's jobs may start per UTC day (null: none;
+    #: docs/usage.md).
+    max_attempts_per_day: Optional[int]
+
     #: Largest component upload, in bytes.
     max_component_bytes: Optional[int]
+
+    #: Daily quota: outbound HTTP body bytes, sent and received, per UTC day (null:
+    #: none).
+    max_egress_bytes_per_day: Optional[int]
 
     #: Jobs per second the HTTP API accepts (null: unlimited).
     max_enqueue_per_sec: Optional[float]
@@ -1144,6 +1154,9 @@ class TenantView(Model):
 
     #: Cap on a job type's fuel per attempt.
     max_fuel: Optional[int]
+
+    #: Daily quota: fuel the tenant's runs may burn per UTC day (null: none).
+    max_fuel_per_day: Optional[int]
 
     #: Cap on a job type's request body per outbound request, in bytes.
     max_http_request_bytes: Optional[int]
@@ -1241,6 +1254,67 @@ class UpdateEndpointRequest(Model):
 
     #: Absent or null: unchanged.
     url: Union[str, None, Unset] = UNSET
+
+
+@dataclass
+class UsageRowView(Model):
+    """What runs used in one group."""
+
+    #: Fuel burned.
+    fuel: int
+
+    #: Response body bytes read.
+    http_bytes_in: int
+
+    #: Request body bytes sent.
+    http_bytes_out: int
+
+    #: Outbound HTTP requests started.
+    http_requests: int
+
+    #: Log bytes kept.
+    log_bytes: int
+
+    #: Output bytes of completed runs.
+    output_bytes: int
+
+    #: Payload bytes handed to the runs.
+    payload_bytes: int
+
+    #: The largest peak linear memory of one run, in bytes.
+    peak_memory_bytes: int
+
+    #: Runs that ended on a worker (completed, failed, cancelled or suspended).
+    runs: int
+
+    #: The tenant.
+    tenant: str
+
+    #: Wall-clock time of the runs, in milliseconds.
+    wall_ms: int
+
+    #: The hour, UTC (grouped by hour; absent otherwise).
+    hour: Union[datetime.datetime, None, Unset] = UNSET
+
+    #: The job type (grouped by type; absent otherwise).
+    job_type: Union[str, None, Unset] = UNSET
+
+
+@dataclass
+class UsageView(Model):
+    """A usage report: its window and its rows (by tenant, then hour or type)."""
+
+    #: The grouping beyond the tenant: `tenant`, `type` or `hour`.
+    by: str
+
+    #: One row per group.
+    rows: List[UsageRowView]
+
+    #: The start of the window (its hour counts whole).
+    since: datetime.datetime
+
+    #: The end of the window, exclusive (null: now).
+    until: Optional[datetime.datetime]
 
 
 @dataclass

@@ -50,6 +50,7 @@ __all__ = [
     "GET_TENANT",
     "PAUSE_TENANT",
     "RESUME_TENANT",
+    "USAGE",
     "LIST_ENDPOINTS",
     "CREATE_ENDPOINT",
     "GET_DELIVERY",
@@ -491,6 +492,21 @@ RESUME_TENANT = Operation(
     },
 )
 
+USAGE = Operation(
+    name="usage",
+    method="GET",
+    path="/v1/usage",
+    params=(
+        Param("since", "since", "query", False),
+        Param("until", "until", "query", False),
+        Param("by", "by", "query", False),
+        Param("all_tenants", "all_tenants", "query", False),
+    ),
+    replies={
+        200: Reply("json", UsageView),
+    },
+)
+
 LIST_ENDPOINTS = Operation(
     name="list_endpoints",
     method="GET",
@@ -661,6 +677,7 @@ OPERATIONS: Dict[str, Operation] = {
     GET_TENANT.name: GET_TENANT,
     PAUSE_TENANT.name: PAUSE_TENANT,
     RESUME_TENANT.name: RESUME_TENANT,
+    USAGE.name: USAGE,
     LIST_ENDPOINTS.name: LIST_ENDPOINTS,
     CREATE_ENDPOINT.name: CREATE_ENDPOINT,
     GET_DELIVERY.name: GET_DELIVERY,

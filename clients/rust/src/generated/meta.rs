@@ -73,9 +73,16 @@ pub struct TenantView {
     pub enqueue_burst: Option<i32>,
     /// A lowercase slug (`acme`, `team-7`).
     pub id: String,
+    /// Daily quota: runs the tenant's jobs may start per UTC day (null: none;
+    /// docs/usage.md).
+    #[serde(default)]
+    pub max_attempts_per_day: Option<i64>,
     /// Largest component upload, in bytes.
     #[serde(default)]
     pub max_component_bytes: Option<i64>,
+    /// Daily quota: outbound HTTP body bytes, sent and received, per UTC day (null: none).
+    #[serde(default)]
+    pub max_egress_bytes_per_day: Option<i64>,
     /// Jobs per second the HTTP API accepts (null: unlimited).
     #[serde(default)]
     pub max_enqueue_per_sec: Option<f64>,
@@ -88,6 +95,9 @@ pub struct TenantView {
     /// Cap on a job type's fuel per attempt.
     #[serde(default)]
     pub max_fuel: Option<i64>,
+    /// Daily quota: fuel the tenant's runs may burn per UTC day (null: none).
+    #[serde(default)]
+    pub max_fuel_per_day: Option<i64>,
     /// Cap on a job type's request body per outbound request, in bytes.
     #[serde(default)]
     pub max_http_request_bytes: Option<i64>,
@@ -141,6 +151,75 @@ pub struct TypeStats {
     pub registered: bool,
     /// The tenant the figures are for.
     pub tenant: String,
+}
+
+/// Query parameters of `usage`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct UsageQuery {
+    /// From when (RFC 3339; default 24 hours ago); its hour counts whole. At most 366
+    /// days back: an earlier one starts there.
+    pub since: Option<chrono::DateTime<chrono::Utc>>,
+    /// Until when, exclusive (RFC 3339; default now; not after `since`: no rows).
+    pub until: Option<chrono::DateTime<chrono::Utc>>,
+    /// One row per tenant (default), or per tenant and `type`, or per tenant and `hour`.
+    pub by: Option<String>,
+    /// Every tenant's usage (an admin token only).
+    pub all_tenants: Option<bool>,
+}
+
+/// What runs used in one group.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct UsageRowView {
+    /// Fuel burned.
+    pub fuel: i64,
+    /// The hour, UTC (grouped by hour; absent otherwise).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::transport::double_option::deserialize"
+    )]
+    pub hour: Option<Option<chrono::DateTime<chrono::Utc>>>,
+    /// Response body bytes read.
+    pub http_bytes_in: i64,
+    /// Request body bytes sent.
+    pub http_bytes_out: i64,
+    /// Outbound HTTP requests started.
+    pub http_requests: i64,
+    /// The job type (grouped by type; absent otherwise).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::transport::double_option::deserialize"
+    )]
+    pub job_type: Option<Option<String>>,
+    /// Log bytes kept.
+    pub log_bytes: i64,
+    /// Output bytes of completed runs.
+    pub output_bytes: i64,
+    /// Payload bytes handed to the runs.
+    pub payload_bytes: i64,
+    /// The largest peak linear memory of one run, in bytes.
+    pub peak_memory_bytes: i64,
+    /// Runs that ended on a worker (completed, failed, cancelled or suspended).
+    pub runs: i64,
+    /// The tenant.
+    pub tenant: String,
+    /// Wall-clock time of the runs, in milliseconds.
+    pub wall_ms: i64,
+}
+
+/// A usage report: its window and its rows (by tenant, then hour or type).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct UsageView {
+    /// The grouping beyond the tenant: `tenant`, `type` or `hour`.
+    pub by: String,
+    /// One row per group.
+    pub rows: Vec<UsageRowView>,
+    /// The start of the window (its hour counts whole).
+    pub since: chrono::DateTime<chrono::Utc>,
+    /// The end of the window, exclusive (null: now).
+    #[serde(default)]
+    pub until: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// A process in the worker registry.
@@ -253,6 +332,19 @@ impl crate::Api {
             reqwest::Method::POST,
             format!("/v1/tenants/{}/resume", crate::transport::segment(&id)),
         );
+        self.send(call).await?.json()
+    }
+
+    /// Metered usage of the caller's tenant (runs, fuel, wall time, peak memory, outbound
+    /// requests and bytes, payload, output and log bytes), per tenant and as asked.
+    ///
+    /// `GET /v1/usage`
+    pub async fn usage(&self, query: &UsageQuery) -> Result<UsageView, crate::Error> {
+        let mut call = crate::transport::Call::new(reqwest::Method::GET, "/v1/usage".to_owned());
+        call.query("since", query.since.as_ref());
+        call.query("until", query.until.as_ref());
+        call.query("by", query.by.as_ref());
+        call.query("all_tenants", query.all_tenants.as_ref());
         self.send(call).await?.json()
     }
 

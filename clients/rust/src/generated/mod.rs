@@ -85,6 +85,12 @@ pub const OPERATIONS: &[Operation] = &[
     Operation::new("GET", "/v1/tenants/{id}", "get_tenant", &[]),
     Operation::new("POST", "/v1/tenants/{id}/pause", "pause_tenant", &[]),
     Operation::new("POST", "/v1/tenants/{id}/resume", "resume_tenant", &[]),
+    Operation::new(
+        "GET",
+        "/v1/usage",
+        "usage",
+        &["since", "until", "by", "all_tenants"],
+    ),
     Operation::new("GET", "/v1/webhooks", "list_endpoints", &[]),
     Operation::new("POST", "/v1/webhooks", "create_endpoint", &[]),
     Operation::new("GET", "/v1/webhooks/deliveries/{id}", "get_delivery", &[]),
@@ -208,7 +214,7 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ),
     (
         "TenantView",
-        "created_at egress_allow enqueue_burst id max_component_bytes max_enqueue_per_sec max_follow_up_bytes max_follow_ups max_fuel max_http_request_bytes max_http_requests max_http_response_bytes max_journal_bytes max_log_bytes max_memory_bytes max_output_bytes max_payload_bytes max_timeout_ms paused",
+        "created_at egress_allow enqueue_burst id max_attempts_per_day max_component_bytes max_egress_bytes_per_day max_enqueue_per_sec max_follow_up_bytes max_follow_ups max_fuel max_fuel_per_day max_http_request_bytes max_http_requests max_http_response_bytes max_journal_bytes max_log_bytes max_memory_bytes max_output_bytes max_payload_bytes max_timeout_ms paused",
     ),
     ("TestSent", "delivery event"),
     (
@@ -219,6 +225,11 @@ pub const SCHEMAS: &[(&str, &str)] = &[
         "UpdateEndpointRequest",
         "description enabled events retry_schedule timeout url",
     ),
+    (
+        "UsageRowView",
+        "fuel hour http_bytes_in http_bytes_out http_requests job_type log_bytes output_bytes payload_bytes peak_memory_bytes runs tenant wall_ms",
+    ),
+    ("UsageView", "by rows since until"),
     (
         "Worker",
         "concurrency contracts hostname id kind last_heartbeat lease_ms pid started_at state stopped_at version",

@@ -39,6 +39,7 @@ import type {
   TenantView,
   TestSent,
   UpdateEndpointRequest,
+  UsageView,
   Worker,
 } from "./schemas.js";
 
@@ -1126,6 +1127,57 @@ export function resumeTenant(
     },
     options,
   ) as Promise<ResumeTenantResult>;
+}
+
+/** Arguments of `usage`. */
+export interface UsageArgs {
+  /**
+   * From when (RFC 3339; default 24 hours ago); its hour counts whole. At most 366
+   * days back: an earlier one starts there.
+   * (format "date-time")
+   * (query parameter)
+   */
+  since?: string;
+  /**
+   * Until when, exclusive (RFC 3339; default now; not after `since`: no rows).
+   * (format "date-time")
+   * (query parameter)
+   */
+  until?: string;
+  /**
+   * One row per tenant (default), or per tenant and `type`, or per tenant and `hour`.
+   * (query parameter)
+   */
+  by?: string;
+  /**
+   * Every tenant's usage (an admin token only).
+   * (query parameter)
+   */
+  all_tenants?: boolean;
+}
+
+/** Success answers of `usage`. */
+export type UsageResult =
+  | ApiResponse<200, UsageView>;
+
+/**
+ * `GET /v1/usage`
+ * Metered usage of the caller's tenant (runs, fuel, wall time, peak memory, outbound
+ * requests and bytes, payload, output and log bytes), per tenant and as asked.
+ */
+export function usage(
+  transport: Transport,
+  args: UsageArgs = {},
+  options?: RequestOptions,
+): Promise<UsageResult> {
+  return transport.request(
+    {
+      method: "GET",
+      path: "/v1/usage",
+      query: { "since": args["since"], "until": args["until"], "by": args["by"], "all_tenants": args["all_tenants"] },
+    },
+    options,
+  ) as Promise<UsageResult>;
 }
 
 /** Success answers of `listEndpoints`. */

@@ -1841,8 +1841,19 @@ export interface TenantView {
    * (minLength 1, maxLength 63)
    */
   id: string;
+  /**
+   * Daily quota: runs the tenant's jobs may start per UTC day (null: none;
+   * docs/usage.md).
+   * (minimum 1)
+   */
+  max_attempts_per_day: number | null;
   /** Largest component upload, in bytes. */
   max_component_bytes: number | null;
+  /**
+   * Daily quota: outbound HTTP body bytes, sent and received, per UTC day (null: none).
+   * (minimum 1)
+   */
+  max_egress_bytes_per_day: number | null;
   /**
    * Jobs per second the HTTP API accepts (null: unlimited).
    * (format "double")
@@ -1854,6 +1865,11 @@ export interface TenantView {
   max_follow_ups: number | null;
   /** Cap on a job type's fuel per attempt. */
   max_fuel: number | null;
+  /**
+   * Daily quota: fuel the tenant's runs may burn per UTC day (null: none).
+   * (minimum 1)
+   */
+  max_fuel_per_day: number | null;
   /** Cap on a job type's request body per outbound request, in bytes. */
   max_http_request_bytes: number | null;
   /** Cap on a job type's outbound requests per attempt. */
@@ -1944,6 +1960,87 @@ export interface UpdateEndpointRequest {
    * (minLength 1, maxLength 2048)
    */
   url?: string | null;
+}
+
+/** What runs used in one group. */
+export interface UsageRowView {
+  /**
+   * Fuel burned.
+   * (minimum 0)
+   */
+  fuel: number;
+  /**
+   * The hour, UTC (grouped by hour; absent otherwise).
+   * (format "date-time")
+   */
+  hour?: string | null;
+  /**
+   * Response body bytes read.
+   * (minimum 0)
+   */
+  http_bytes_in: number;
+  /**
+   * Request body bytes sent.
+   * (minimum 0)
+   */
+  http_bytes_out: number;
+  /**
+   * Outbound HTTP requests started.
+   * (minimum 0)
+   */
+  http_requests: number;
+  /** The job type (grouped by type; absent otherwise). */
+  job_type?: string | null;
+  /**
+   * Log bytes kept.
+   * (minimum 0)
+   */
+  log_bytes: number;
+  /**
+   * Output bytes of completed runs.
+   * (minimum 0)
+   */
+  output_bytes: number;
+  /**
+   * Payload bytes handed to the runs.
+   * (minimum 0)
+   */
+  payload_bytes: number;
+  /**
+   * The largest peak linear memory of one run, in bytes.
+   * (minimum 0)
+   */
+  peak_memory_bytes: number;
+  /**
+   * Runs that ended on a worker (completed, failed, cancelled or suspended).
+   * (minimum 0)
+   */
+  runs: number;
+  /** The tenant. */
+  tenant: string;
+  /**
+   * Wall-clock time of the runs, in milliseconds.
+   * (minimum 0)
+   */
+  wall_ms: number;
+}
+
+/** A usage report: its window and its rows (by tenant, then hour or type). */
+export interface UsageView {
+  /** The grouping beyond the tenant: `tenant`, `type` or `hour`. */
+  by: string;
+  /** One row per group. */
+  rows: Array<UsageRowView>;
+  /**
+   * The start of the window (its hour counts whole).
+   * (format "date-time")
+   */
+  since: string;
+  /**
+   * The end of the window, exclusive (null: now).
+   * (format "date-time")
+   */
+  until: string | null;
 }
 
 /** A process in the worker registry. */

@@ -113,6 +113,8 @@ use Target::{Items, Parameter, Property};
 const RULES: &[(Target, Rule)] = &[
     (Property("EnqueueRequest", "delay"), Pattern(delay)),
     (Parameter("/v1/jobs/{id}", "get", "wait"), Pattern(job_wait)),
+    (Parameter("/v1/usage", "get", "since"), Keywords(run_at)),
+    (Parameter("/v1/usage", "get", "until"), Keywords(run_at)),
     (
         Property("JobTypeRequest", "backoff_base_ms"),
         Keywords(backoff_ms),

@@ -9,7 +9,7 @@
 //! `error` (the one error shape, axum rejections), `jobs` + `job_views` (requests) +
 //! `attempt_logs`, `journal` (a durable job's host calls), `components`, `job_types`, `flow`
 //! (pause, resume, caps and rates of types; pausing tenants), `secrets`, `webhooks` + `events` (webhook
-//! endpoints, events, deliveries), `tenants` (one tenant's caps), `stats`, `workers`,
+//! endpoints, events, deliveries), `tenants` (one tenant's caps), `stats`, `usage` (metered usage), `workers`,
 //! `health`, `openapi`, `constraints` + `patterns` (what the document adds to the derived
 //! schemas, from the server's own constants), `body_limit` (413 on a declared length over
 //! the route's limit, before reading), `body_timeout`, `validate` (field checks), `whole`
@@ -41,6 +41,7 @@ mod schedules;
 mod secrets;
 mod stats;
 mod tenants;
+mod usage;
 mod validate;
 mod webhooks;
 mod whole;

@@ -17,7 +17,7 @@ use super::openapi::ApiDoc;
 use super::state::AppState;
 use super::{
     attempt_logs, components, events, flow, health, job_types, jobs, journal, openapi, schedules,
-    secrets, stats, tenants, webhooks, workers,
+    secrets, stats, tenants, usage, webhooks, workers,
 };
 
 /// The fixed body limit of the JSON routes and the dashboard's forms.
@@ -91,6 +91,7 @@ fn json_routes(state: &AppState) -> OpenApiRouter<AppState> {
         .routes(routes!(events::redeliver))
         .routes(routes!(events::send_event))
         .routes(routes!(stats::stats))
+        .routes(routes!(usage::usage))
         .routes(routes!(workers::list_workers))
         .routes(routes!(tenants::get_tenant))
         .routes(routes!(health::healthz))

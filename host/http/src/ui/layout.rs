@@ -18,11 +18,12 @@ pub enum Nav {
     Jobs,
     Types,
     Schedules,
+    Usage,
     Workers,
     Tenants,
 }
 
-const ENTRIES: [(Nav, &str, &str, &str, bool); 6] = [
+const ENTRIES: [(Nav, &str, &str, &str, bool); 7] = [
     (
         Nav::Overview,
         "nav-overview",
@@ -39,6 +40,7 @@ const ENTRIES: [(Nav, &str, &str, &str, bool); 6] = [
         "Schedules",
         false,
     ),
+    (Nav::Usage, "nav-usage", "/ui/usage", "Usage", false),
     (Nav::Workers, "nav-workers", "/ui/workers", "Workers", true),
     (Nav::Tenants, "nav-tenants", "/ui/tenants", "Tenants", true),
 ];

@@ -27,6 +27,7 @@ mod overview;
 mod schedules;
 mod session;
 mod types;
+mod usage;
 mod views;
 
 use axum::Router;
@@ -64,6 +65,7 @@ pub fn router() -> Router<AppState> {
         .route("/types/{name}/resume", post(types::resume))
         .route("/schedules", get(schedules::page))
         .route("/schedules/{name}/{action}", post(schedules::act))
+        .route("/usage", get(usage::page))
         .route("/workers", get(fleet::workers_page))
         .route("/tenants", get(fleet::tenants_page))
         .route("/tenants/{id}/pause", post(fleet::pause_tenant))

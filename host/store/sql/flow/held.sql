@@ -1,5 +1,6 @@
--- Why one pending job is not running: the flow controls that hold it back now, or a
--- snooze it is in (host/store/src/flow.rs words them). No row: not pending, or unknown.
+-- Why one pending job is not running: the flow controls or its tenant's daily quotas
+-- (migration 0033) that hold it back now, or a snooze it is in (host/store/src/held.rs
+-- words them). No row: not pending, or unknown.
 -- $1 job id (int8), $2 tenant or NULL for any (text).
 SELECT j.flow_key, t.paused AS tenant_paused, jt.paused AS type_paused,
        j.run_at > now() AS scheduled,
@@ -28,9 +29,13 @@ SELECT j.flow_key, t.paused AS tenant_paused, jt.paused AS type_paused,
                                                           jt.key_rate_period_ms))
                          * jt.key_rate_period_ms / jt.key_rate_count * interval '1 millisecond'
        END AS key_tokens_at,
-       now() AS now
+       now() AS now,
+       t.max_attempts_per_day, t.max_fuel_per_day, t.max_egress_bytes_per_day,
+       q.attempts AS day_attempts, q.fuel AS day_fuel, q.egress_bytes AS day_egress_bytes,
+       (sluice.quota_today() + 1)::timestamp AT TIME ZONE 'UTC' AS quota_resets_at
 FROM sluice.jobs j
 JOIN sluice.tenants t ON t.id = j.tenant
+LEFT JOIN LATERAL sluice.quota_used(j.tenant) q ON t.quota
 LEFT JOIN sluice.job_types jt ON jt.tenant = j.tenant AND jt.name = j.job_type
 LEFT JOIN sluice.flow_keys k
        ON k.tenant = j.tenant AND k.job_type = j.job_type AND k.key = j.flow_key

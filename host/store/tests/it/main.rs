@@ -45,6 +45,7 @@ mod sql_files;
 mod stats;
 mod ui_sessions;
 mod upgrade;
+mod usage_quotas;
 mod waits;
 mod waits_flow;
 mod workers;

@@ -45,6 +45,7 @@ async fn migrating_twice_is_a_no_op(pool: PgPool) {
             "signals",
             "tenants",
             "ui_sessions",
+            "usage_hourly",
             "webhook_endpoints",
             "webhook_events",
             "workers",
