@@ -102,11 +102,14 @@ pub struct TypeStats {
 }
 
 /// Due jobs held back, by the flow control that holds them (a job counts once, under
-/// the first that applies: pause, the type's cap, its key's cap, a rate limit).
+/// the first that applies: pause, a used-up daily quota of its tenant, the type's cap, its
+/// key's cap, a rate limit).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HeldCounts {
     /// Held by a paused tenant or type.
     pub paused: i64,
+    /// Held by a daily quota their tenant used up (docs/usage.md).
+    pub quota: i64,
     /// Held by their type's cap.
     pub type_cap: i64,
     /// Held by their concurrency key's cap.
@@ -135,6 +138,7 @@ struct StatsRow {
     lease_expirations_last_hour: i64,
     paused: bool,
     held_paused: i64,
+    held_quota: i64,
     held_type_cap: i64,
     held_key_cap: i64,
     held_rate: i64,
@@ -186,6 +190,7 @@ impl Stats {
                 paused: row.paused,
                 held: HeldCounts {
                     paused: row.held_paused,
+                    quota: row.held_quota,
                     type_cap: row.held_type_cap,
                     key_cap: row.held_key_cap,
                     rate: row.held_rate,

@@ -2,9 +2,10 @@
 //! and hour, added to in batches by workers ([`Store::record_usage`]) and read back summed
 //! ([`Store::usage`]).
 //!
-//! Owns: the statements on `sluice.usage_hourly` (migration 0033). Must not: meter
-//! anything itself (the worker adds up what the sandbox reports) or enforce quotas (the
-//! claim does, reading the same table through `sluice.quota_room`).
+//! Owns: the statements on `sluice.usage_hourly` (migration 0033), and the webhook event
+//! `sluice.quota.reached` a batch that uses up a tenant's daily quota sends. Must not:
+//! meter anything itself (the worker adds up what the sandbox reports) or enforce quotas
+//! (the claim does, reading the same table through `sluice.quota_room`).
 
 use chrono::{DateTime, Utc};
 
@@ -12,6 +13,7 @@ use crate::{Store, StoreError, text};
 
 const RECORD_USAGE: &str = include_str!("../sql/usage/record.sql");
 const USAGE_REPORT: &str = include_str!("../sql/usage/report.sql");
+const QUOTA_EVENTS: &str = include_str!("../sql/usage/quota_events.sql");
 
 /// What one tenant's runs of one job type used, summed: added to by a worker, written by
 /// [`Store::record_usage`], and read back by [`Store::usage`] (one row per tenant and,
@@ -132,7 +134,9 @@ impl From<ReportRow> for UsageRow {
 }
 
 impl Store {
-    /// Adds `deltas` to the current hour's usage, in one statement (nothing for none).
+    /// Adds `deltas` to the current hour's usage, in one statement (nothing for none);
+    /// then, in a second one that sees it, sends `sluice.quota.reached` for each daily
+    /// quota of these tenants used up today (once per tenant, quota and day).
     pub async fn record_usage(&self, deltas: &[UsageDelta]) -> Result<(), StoreError> {
         if deltas.is_empty() {
             return Ok(());
@@ -140,10 +144,10 @@ impl Store {
         let column = |f: fn(&UsageCounts) -> i64| -> Vec<i64> {
             deltas.iter().map(|d| f(&d.counts)).collect()
         };
-        let tenants: Vec<&str> = deltas.iter().map(|d| d.tenant.as_str()).collect();
+        let names: Vec<&str> = deltas.iter().map(|d| d.tenant.as_str()).collect();
         let types: Vec<&str> = deltas.iter().map(|d| d.job_type.as_str()).collect();
         sqlx::query(RECORD_USAGE)
-            .bind(tenants)
+            .bind(names)
             .bind(types)
             .bind(column(|c| c.runs))
             .bind(column(|c| c.fuel))
@@ -155,6 +159,13 @@ impl Store {
             .bind(column(|c| c.payload_bytes))
             .bind(column(|c| c.output_bytes))
             .bind(column(|c| c.log_bytes))
+            .execute(&self.pool)
+            .await?;
+        let mut tenants: Vec<&str> = deltas.iter().map(|d| d.tenant.as_str()).collect();
+        tenants.sort_unstable();
+        tenants.dedup();
+        sqlx::query(QUOTA_EVENTS)
+            .bind(tenants)
             .execute(&self.pool)
             .await?;
         Ok(())

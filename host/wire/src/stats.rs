@@ -80,7 +80,8 @@ pub struct TypeStatsView {
     pub held: HeldView,
 }
 
-/// Due jobs held back by pause, the type's cap, a key's cap, or a rate limit.
+/// Due jobs held back by pause, a used-up daily quota, the type's cap, a key's cap, or a
+/// rate limit (each counted under the first that applies).
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = HeldCounts)]
@@ -88,6 +89,9 @@ pub struct HeldView {
     /// Held by a paused tenant or type.
     #[schema(minimum = 0)]
     pub paused: i64,
+    /// Held by a daily quota their tenant used up (docs/usage.md).
+    #[schema(minimum = 0)]
+    pub quota: i64,
     /// Held by their type's cap on running jobs.
     #[schema(minimum = 0)]
     pub type_cap: i64,
@@ -103,6 +107,7 @@ impl From<HeldCounts> for HeldView {
     fn from(h: HeldCounts) -> Self {
         HeldView {
             paused: h.paused,
+            quota: h.quota,
             type_cap: h.type_cap,
             key_cap: h.key_cap,
             rate: h.rate,

@@ -491,13 +491,18 @@ class Health(Model):
 
 @dataclass
 class HeldCounts(Model):
-    """Due jobs held back by pause, the type's cap, a key's cap, or a rate limit."""
+    """Due jobs held back by pause, a used-up daily quota, the type's cap, a key's cap, or a
+    rate limit (each counted under the first that applies).
+    """
 
     #: Held by their concurrency key's cap.
     key_cap: int
 
     #: Held by a paused tenant or type.
     paused: int
+
+    #: Held by a daily quota their tenant used up (docs/usage.md).
+    quota: int
 
     #: Held by a rate limit (the type's or the key's).
     rate: int

@@ -7,13 +7,16 @@ pub struct Health {
     pub status: String,
 }
 
-/// Due jobs held back by pause, the type's cap, a key's cap, or a rate limit.
+/// Due jobs held back by pause, a used-up daily quota, the type's cap, a key's cap, or a
+/// rate limit (each counted under the first that applies).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HeldCounts {
     /// Held by their concurrency key's cap.
     pub key_cap: i64,
     /// Held by a paused tenant or type.
     pub paused: i64,
+    /// Held by a daily quota their tenant used up (docs/usage.md).
+    pub quota: i64,
     /// Held by a rate limit (the type's or the key's).
     pub rate: i64,
     /// Held by their type's cap on running jobs.

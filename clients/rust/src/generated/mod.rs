@@ -166,7 +166,7 @@ pub const SCHEMAS: &[(&str, &str)] = &[
         "max_running max_running_per_key max_snoozes rate rate_per_key",
     ),
     ("Health", "status"),
-    ("HeldCounts", "key_cap paused rate type_cap"),
+    ("HeldCounts", "key_cap paused quota rate type_cap"),
     (
         "JobListItem",
         "attempt created_at finished_at id idempotency_key last_error max_attempts output_size parent_id payload_size priority run_at state type",

@@ -73,7 +73,7 @@ export const schemaFields: Readonly<Record<string, readonly string[]>> = {
   "EventRequest": ["idempotency_key", "payload", "type"],
   "FlowRequest": ["max_running", "max_running_per_key", "max_snoozes", "rate", "rate_per_key"],
   "Health": ["status"],
-  "HeldCounts": ["key_cap", "paused", "rate", "type_cap"],
+  "HeldCounts": ["key_cap", "paused", "quota", "rate", "type_cap"],
   "JobListItem": ["attempt", "created_at", "finished_at", "id", "idempotency_key", "last_error", "max_attempts", "output_size", "parent_id", "payload_size", "priority", "run_at", "state", "type"],
   "JobPage": ["jobs", "next_cursor"],
   "JobTypeRequest": ["allow_http", "backoff_base_ms", "backoff_cap_ms", "backoff_jitter", "component", "durable", "fuel", "http_between_bytes_timeout_ms", "http_connect_timeout_ms", "http_first_byte_timeout_ms", "http_max_request_bytes", "http_max_requests", "http_max_response_bytes", "journal_bytes", "log_bytes", "max_attempts", "memory_bytes", "output_bytes", "secrets", "timeout_ms"],

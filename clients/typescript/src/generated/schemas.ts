@@ -456,7 +456,10 @@ export interface Health {
   status: string;
 }
 
-/** Due jobs held back by pause, the type's cap, a key's cap, or a rate limit. */
+/**
+ * Due jobs held back by pause, a used-up daily quota, the type's cap, a key's cap, or a
+ * rate limit (each counted under the first that applies).
+ */
 export interface HeldCounts {
   /**
    * Held by their concurrency key's cap.
@@ -468,6 +471,11 @@ export interface HeldCounts {
    * (minimum 0)
    */
   paused: number;
+  /**
+   * Held by a daily quota their tenant used up (docs/usage.md).
+   * (minimum 0)
+   */
+  quota: number;
   /**
    * Held by a rate limit (the type's or the key's).
    * (minimum 0)

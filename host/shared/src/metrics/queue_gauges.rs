@@ -52,7 +52,7 @@ impl Metrics {
         struct Folded {
             counts: [i64; JobState::ALL.len()],
             ready: i64,
-            held: [i64; 4],
+            held: [i64; 5],
             oldest: Option<f64>,
             expirations: i64,
         }
@@ -66,7 +66,7 @@ impl Metrics {
             }
             entry.ready += t.counts.ready;
             let h = &t.held;
-            for (i, n) in [h.paused, h.type_cap, h.key_cap, h.rate]
+            for (i, n) in [h.paused, h.quota, h.type_cap, h.key_cap, h.rate]
                 .into_iter()
                 .enumerate()
             {
@@ -95,7 +95,7 @@ impl Metrics {
                     .set(v.counts[i]);
             }
             f.queue_ready.get_or_create(&labels).set(v.ready);
-            for (i, reason) in ["paused", "type_cap", "key_cap", "rate"]
+            for (i, reason) in ["paused", "quota", "type_cap", "key_cap", "rate"]
                 .into_iter()
                 .enumerate()
             {

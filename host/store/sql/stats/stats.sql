@@ -1,8 +1,9 @@
 -- Queue statistics: one row per (tenant, job type) that is registered or has jobs, with
 -- job counts per state (zero for a registered type with none), the oldest ready job's age
 -- and the lease expirations of the last hour, whether the type (or its tenant) is paused
--- and how many of its due jobs each flow control holds back (migration 0024; a key's
--- jobs are counted through its sluice.flow_keys row). Read-only.
+-- and how many of its due jobs each flow control or its tenant's used-up daily quota holds
+-- back (migrations 0024, 0033; a key's jobs are counted through its sluice.flow_keys row).
+-- Read-only.
 -- $1 tenant or NULL for all (text).
 WITH depth AS (
     SELECT tenant, job_type,
@@ -46,6 +47,7 @@ held AS (
 ),
 registered AS (
     SELECT jt.tenant, jt.name AS job_type, jt.paused OR t.paused AS paused, jt.max_running,
+           t.quota AND sluice.quota_room(t.id) = 0 AS over_quota,
            jt.rate_count IS NOT NULL
                AND sluice.flow_tokens(jt.rate_tokens, jt.rate_refilled_at, jt.rate_count,
                                       jt.rate_period_ms) < 1 AS out_of_tokens
@@ -64,10 +66,12 @@ SELECT coalesce(d.tenant, r.tenant) AS tenant,
        coalesce(e.expirations, 0) AS lease_expirations_last_hour,
        coalesce(r.paused, false) AS paused,
        CASE WHEN r.paused THEN coalesce(d.ready, 0) ELSE 0 END AS held_paused,
-       CASE WHEN NOT r.paused AND coalesce(d.running, 0) >= r.max_running
+       CASE WHEN NOT r.paused AND r.over_quota THEN coalesce(d.ready, 0) ELSE 0 END
+           AS held_quota,
+       CASE WHEN NOT r.paused AND NOT r.over_quota AND coalesce(d.running, 0) >= r.max_running
             THEN coalesce(d.ready, 0) ELSE 0 END AS held_type_cap,
-       CASE WHEN r.paused THEN 0 ELSE coalesce(h.key_cap, 0) END AS held_key_cap,
-       CASE WHEN r.paused THEN 0 WHEN r.out_of_tokens THEN coalesce(d.ready, 0)
+       CASE WHEN r.paused OR r.over_quota THEN 0 ELSE coalesce(h.key_cap, 0) END AS held_key_cap,
+       CASE WHEN r.paused OR r.over_quota THEN 0 WHEN r.out_of_tokens THEN coalesce(d.ready, 0)
             ELSE coalesce(h.key_rate, 0) END AS held_rate,
        now() AS as_of
 FROM depth d

@@ -100,6 +100,13 @@ async fn an_attempts_quota_leaves_the_rest_pending_unspent_until_it_is_raised(po
         reason.starts_with("daily attempts quota reached (3/3); resumes at "),
         "{reason}"
     );
+    let stats = store.stats(Some(TENANT)).await.unwrap();
+    let ours = stats.types.iter().find(|t| t.job_type == JOB).unwrap();
+    assert_eq!(
+        (ours.held.quota, ours.held.type_cap),
+        (2, 0),
+        "counted as held by the quota"
+    );
 
     set_quotas(&store, TENANT, |l| l.max_attempts_per_day = Some(5)).await;
     let rest = claim(&store, 10).await;
@@ -320,5 +327,57 @@ async fn metered_usage_adds_up_per_tenant_type_and_hour_and_keeps_the_largest_pe
             .await
             .unwrap()
             .is_empty()
+    );
+}
+
+/// The `sluice.quota.reached` events of `tenant`: (quota, used, limit).
+async fn quota_events(pool: &PgPool, tenant: &str) -> Vec<(String, i64, i64)> {
+    sqlx::query_as(
+        "SELECT b->'data'->>'quota', (b->'data'->>'used')::int8, (b->'data'->>'limit')::int8 \
+         FROM (SELECT convert_from(body, 'UTF8')::jsonb AS b FROM sluice.webhook_events \
+               WHERE tenant = $1 AND event_type = 'sluice.quota.reached' ORDER BY id) e",
+    )
+    .bind(tenant)
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_used_up_quota_sends_one_quota_reached_event_a_day(pool: PgPool) {
+    let store = setup(&pool).await;
+    set_quotas(&store, TENANT, |l| l.max_fuel_per_day = Some(100)).await;
+    let fuel = |fuel| UsageCounts {
+        runs: 1,
+        fuel,
+        ..UsageCounts::default()
+    };
+    store
+        .record_usage(&[used(TENANT, JOB, fuel(60))])
+        .await
+        .unwrap();
+    assert!(
+        quota_events(&pool, TENANT).await.is_empty(),
+        "under the quota"
+    );
+    store
+        .record_usage(&[
+            used(TENANT, JOB, fuel(50)),
+            used(OTHER_TENANT, JOB, fuel(1_000)),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(
+        quota_events(&pool, TENANT).await,
+        [("fuel".to_owned(), 110, 100)]
+    );
+    store
+        .record_usage(&[used(TENANT, JOB, fuel(5))])
+        .await
+        .unwrap();
+    assert_eq!(quota_events(&pool, TENANT).await.len(), 1, "once a day");
+    assert!(
+        quota_events(&pool, OTHER_TENANT).await.is_empty(),
+        "no quota, no event"
     );
 }
