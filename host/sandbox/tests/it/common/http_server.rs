@@ -86,11 +86,34 @@ async fn serve(mut stream: TcpStream, log: Arc<Mutex<Log>>) {
     let mut first = lines.next().unwrap_or_default().split(' ');
     let method = first.next().unwrap_or_default().to_string();
     let path = first.next().unwrap_or_default().to_string();
-    let host = lines
-        .filter_map(|l| l.split_once(':'))
-        .find(|(k, _)| k.eq_ignore_ascii_case("host"))
-        .map(|(_, v)| v.trim().to_string())
-        .unwrap_or_default();
+    let header = |name: &str| {
+        head.split("\r\n")
+            .skip(1)
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let host = header("host").unwrap_or_default();
+    // Read the whole body before answering: closing a socket with unread bytes resets
+    // the connection, and the client may see the reset before the answer.
+    let body_len: usize = header("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let chunked = header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked"));
+    let body_read = |buf: &[u8]| {
+        let body = &buf[head_end + 4..];
+        if chunked {
+            body.starts_with(b"0\r\n\r\n") || body.windows(7).any(|w| w == b"\r\n0\r\n\r\n")
+        } else {
+            body.len() >= body_len
+        }
+    };
+    while !body_read(&buf) {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
     log.lock().unwrap().requests.push(Seen {
         method,
         path: path.clone(),
