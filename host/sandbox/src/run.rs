@@ -23,6 +23,7 @@ use crate::host_imports::Job;
 use crate::journal::JournalFailure;
 use crate::mask::Mask;
 use crate::outcome::{Failure, Outcome, RunReport};
+use crate::attempt_trace::AttemptTrace;
 use crate::store::{HostState, Interrupt, Reach, new_store};
 
 /// The job as the guest sees it (the `job` record of the task world).
@@ -40,6 +41,8 @@ pub struct JobInput {
     pub max_attempts: u32,
     /// Payload bytes (JSON by convention).
     pub payload: Vec<u8>,
+    /// The trace the attempt continues (`None`: no spans, nothing injected).
+    pub trace: Option<AttemptTrace>,
 }
 
 /// How the guarded part of an attempt ended.
@@ -77,6 +80,7 @@ pub(crate) async fn run_attempt(
         cancel.clone(),
         deadline,
         reach,
+        job.trace,
     ) {
         Ok(store) => store,
         Err(e) => return internal(format!("set up the store: {e:#}"), start),

@@ -18,8 +18,8 @@
 //! Modules import downward only, through two layers (a module imports from its own
 //! layer and the one below, never in a circle; `tests/it/module_order.rs` checks):
 //! 1. `*`: the families of operations, each a block of methods of the store
-//! 2. `error`, `types`, `validate`, `text`, `time_range`: the vocabulary and checks they
-//!    share, with no SQL
+//! 2. `error`, `types`, `validate`, `text`, `time_range`, `trace_headers`: the vocabulary
+//!    and checks they share, with no SQL
 
 #![warn(missing_docs)]
 
@@ -59,6 +59,7 @@ pub mod testkit;
 mod text;
 mod time_range;
 mod tokens;
+mod trace_headers;
 mod types;
 mod ui_sessions;
 mod usage;
@@ -114,6 +115,7 @@ pub use tenants::{TenantLimits, TenantRecord};
 pub use text::json_nul_at;
 pub use time_range::{MAX_DELAY, RUN_AT_MAX, RUN_AT_MIN};
 pub use tokens::{NewToken, TOKEN_PREFIX, TokenIdentity, TokenRecord, token_hash};
+pub use trace_headers::TraceHeaders;
 pub use types::{AttemptOutcome, Backoff, JobState, KeyScope, Lease, priority};
 pub use ui_sessions::{UiIdentity, UiSession};
 pub use usage::{UsageCounts, UsageDelta, UsageGrouping, UsageRow};

@@ -87,6 +87,10 @@ fn new_job(tenant: &str, follow_up: &FollowUp, payload: Vec<u8>) -> Result<NewJo
         job = job.with_idempotency_key(key.clone(), KeyScope::Retained);
     }
     job.concurrency_key = follow_up.concurrency_key.clone();
+    job.trace = follow_up.trace.as_ref().map(|context| TraceHeaders {
+        traceparent: context.traceparent(),
+        tracestate: context.state.clone(),
+    });
     // An event's id is 0: it names no job.
     job.id = follow_up
         .id
