@@ -19,6 +19,16 @@ pub struct AttemptTrace {
     pub context: TraceContext,
 }
 
+/// Two traces are the same when they continue the same context (a tracer has no
+/// identity to compare).
+impl PartialEq for AttemptTrace {
+    fn eq(&self, other: &Self) -> bool {
+        self.context == other.context
+    }
+}
+
+impl Eq for AttemptTrace {}
+
 impl AttemptTrace {
     /// Starts a child span of the attempt; `name` is only made when it is recorded.
     pub(crate) fn child(

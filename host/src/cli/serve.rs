@@ -85,6 +85,7 @@ pub async fn run(store: Store, global: &super::Global, args: ServeArgs) -> anyho
         ..SandboxConfig::default()
     })
     .context("start the sandbox that validates uploads")?;
+    let tracer = crate::traces::from_env("sluice-api")?;
     let state = AppState::new(
         store,
         sandbox,
@@ -97,6 +98,7 @@ pub async fn run(store: Store, global: &super::Global, args: ServeArgs) -> anyho
             body_timeout: args.body_timeout,
             secrets: global.keyring()?,
             max_job_wait: args.max_wait,
+            tracer: tracer.clone(),
         },
     );
     let listener = tokio::net::TcpListener::bind(args.listen)
@@ -112,6 +114,7 @@ pub async fn run(store: Store, global: &super::Global, args: ServeArgs) -> anyho
     serve::serve_with(listener, serve::app(state), args.header_timeout, stopping)
         .await
         .context("serve HTTP")?;
+    crate::traces::flush(&tracer).await;
     info!("HTTP API stopped");
     Ok(())
 }

@@ -11,7 +11,6 @@
 //! only records it).
 
 use std::borrow::Cow;
-use std::time::{Duration, SystemTime};
 
 use sluice_sandbox::AttemptTrace;
 use sluice_store::{ClaimedJob, TraceHeaders};
@@ -111,9 +110,4 @@ impl AttemptSpan {
         }
         self.span.end();
     }
-}
-
-/// How long ago `at` was, for spans that start before they are made.
-pub(super) fn started_at(elapsed: Duration) -> SystemTime {
-    SystemTime::now() - elapsed
 }

@@ -16,7 +16,9 @@ use chrono::DateTime;
 use sluice_sandbox::{
     CheckFuture, FollowUp, FollowUpCheck, FollowUpGrant, FollowUpRefusal, ReserveFuture,
 };
-use sluice_store::{EVENT_JOB_TYPE, EventRequest, KeyScope, NewJob, RunAt, TenantRecord, priority};
+use sluice_store::{
+    EVENT_JOB_TYPE, EventRequest, KeyScope, NewJob, RunAt, TenantRecord, TraceHeaders, priority,
+};
 
 /// Follow-up jobs one attempt may enqueue when its tenant sets no cap.
 pub const DEFAULT_MAX_FOLLOW_UPS: u32 = 1000;

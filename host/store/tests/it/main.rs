@@ -44,6 +44,7 @@ mod sql_enqueue;
 mod sql_files;
 mod stats;
 mod ui_sessions;
+mod trace_context;
 mod upgrade;
 mod usage_quotas;
 mod waits;
