@@ -235,7 +235,7 @@ async fn a_drain_with_the_collector_down_completes_every_job(pool: PgPool) {
     let started = Instant::now();
     drain(&sluice, &otel_env(&down)).await;
     let stats = sluice.json(&["stats"]);
-    assert_eq!(stats["states"]["completed"], 50, "{stats}");
+    assert_eq!(stats["totals"]["completed"], 50, "{stats}");
     // Stopping waits for the last export at most a few seconds (the flush).
     assert!(started.elapsed() < Duration::from_secs(60));
 }
