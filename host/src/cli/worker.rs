@@ -208,6 +208,7 @@ pub async fn run(
             ("dead", summary.dead.to_string()),
             ("cancelled", summary.cancelled.to_string()),
             ("released", summary.released.to_string()),
+            ("dropped", summary.dropped.to_string()),
         ],
     );
     if summary.abandoned > 0 {

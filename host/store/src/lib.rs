@@ -86,7 +86,7 @@ pub use attempt_logs::{AttemptLog, AttemptLogRecord, dropped_line};
 pub use children::{ChildOutcome, MAX_RESERVED_IDS};
 pub use components::{ComponentRecord, NewComponent};
 pub use enqueue::{Enqueued, NewJob, Parent, RunAt};
-pub use error::{LiveWorker, StoreError};
+pub use error::{ConnectError, LiveWorker, StoreError};
 pub use finish::{Completion, FailResult, Failure};
 pub use finish_waits::{FALLBACK_POLL, FINISHED_CHANNEL, FinishWaits, SAFETY_POLL};
 pub use flow::{FlowChange, FlowLimits, FlowSettings, Rate};
@@ -160,7 +160,7 @@ pub const DEFAULT_APPLICATION_NAME: &str = "sluice";
 impl Store {
     /// Connects a pool of 10 to `url`, named [`DEFAULT_APPLICATION_NAME`] in
     /// `pg_stat_activity` unless the URL sets `application_name`.
-    pub async fn connect(url: &str) -> anyhow::Result<Store> {
+    pub async fn connect(url: &str) -> Result<Store, ConnectError> {
         Self::connect_with(url, DEFAULT_APPLICATION_NAME, 10).await
     }
 
@@ -173,7 +173,7 @@ impl Store {
         url: &str,
         application_name: &str,
         max_connections: u32,
-    ) -> anyhow::Result<Store> {
+    ) -> Result<Store, ConnectError> {
         let opened = connect::open(url, application_name, max_connections, CONNECT_TIMEOUT).await?;
         Ok(Store {
             _watcher: opened.watcher,
