@@ -73,7 +73,11 @@ fn exported(collector: &TestServer) -> Vec<Exported> {
                         attributes,
                         links: span["links"]
                             .as_array()
-                            .map(|l| l.iter().map(|l| l["spanId"].as_str().unwrap().to_owned()).collect())
+                            .map(|l| {
+                                l.iter()
+                                    .map(|l| l["spanId"].as_str().unwrap().to_owned())
+                                    .collect()
+                            })
                             .unwrap_or_default(),
                     });
                 }
@@ -104,7 +108,10 @@ async fn drain(sluice: &Sluice, env: &[(&'static str, String)]) {
     for (key, value) in env {
         command.env(key, value);
     }
-    let output = tokio::process::Command::from(command).output().await.unwrap();
+    let output = tokio::process::Command::from(command)
+        .output()
+        .await
+        .unwrap();
     assert!(
         output.status.success(),
         "worker failed: {}",
@@ -167,7 +174,11 @@ async fn one_trace_covers_the_enqueue_the_attempts_the_outbound_request_and_the_
     let parent_job = job["id"].as_i64().unwrap();
 
     drain(&sluice, &otel_env(&collector_url)).await;
-    assert_eq!(target.requests().len(), 1, "the follow-up called the server once");
+    assert_eq!(
+        target.requests().len(),
+        1,
+        "the follow-up called the server once"
+    );
 
     // The worker flushed when it stopped; the API exports every 100 ms.
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -182,15 +193,27 @@ async fn one_trace_covers_the_enqueue_the_attempts_the_outbound_request_and_the_
     };
 
     for span in &spans {
-        assert_eq!(span.trace_id, TRACE_ID, "every span is in the caller's trace: {span:#?}");
+        assert_eq!(
+            span.trace_id, TRACE_ID,
+            "every span is in the caller's trace: {span:#?}"
+        );
     }
     let enqueue = one(&spans, "enqueue fan");
-    assert_eq!((enqueue.parent.as_str(), enqueue.service.as_str()), (CALLER_SPAN, "sluice-api"));
+    assert_eq!(
+        (enqueue.parent.as_str(), enqueue.service.as_str()),
+        (CALLER_SPAN, "sluice-api")
+    );
     assert_eq!(enqueue.kind, 4, "producer");
-    assert_eq!(enqueue.attributes["sluice.job.id"], json!(parent_job.to_string()));
+    assert_eq!(
+        enqueue.attributes["sluice.job.id"],
+        json!(parent_job.to_string())
+    );
 
     let fan = one(&spans, "attempt fan");
-    assert_eq!((fan.parent.as_str(), fan.service.as_str()), (enqueue.span_id.as_str(), "sluice-worker"));
+    assert_eq!(
+        (fan.parent.as_str(), fan.service.as_str()),
+        (enqueue.span_id.as_str(), "sluice-worker")
+    );
     assert_eq!(fan.kind, 5, "consumer");
     assert_eq!(fan.attributes["sluice.outcome"], json!("completed"));
     assert_eq!(fan.attributes["sluice.attempt"], json!("1"));
@@ -201,11 +224,18 @@ async fn one_trace_covers_the_enqueue_the_attempts_the_outbound_request_and_the_
     let child_enqueue = one(&spans, "enqueue get");
     assert_eq!(child_enqueue.parent, fan.span_id);
     let child = one(&spans, "attempt get");
-    assert_eq!(child.parent, child_enqueue.span_id, "the follow-up continues its enqueue");
+    assert_eq!(
+        child.parent, child_enqueue.span_id,
+        "the follow-up continues its enqueue"
+    );
     assert_eq!(child.attributes["sluice.outcome"], json!("completed"));
 
     let get = one(&spans, "GET");
-    assert_eq!((get.parent.as_str(), get.kind), (child.span_id.as_str(), 3), "client");
+    assert_eq!(
+        (get.parent.as_str(), get.kind),
+        (child.span_id.as_str(), 3),
+        "client"
+    );
     assert_eq!(get.attributes["http.response.status_code"], json!("200"));
     assert_eq!(get.attributes["server.address"], json!("127.0.0.1"));
 
@@ -254,7 +284,10 @@ async fn a_malformed_traceparent_is_refused_on_the_cli_and_ignored_over_http(poo
     let out = sluice.run(&["enqueue", "echo", "--traceparent", "00-nope"]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("--traceparent") && stderr.contains("00-nope"), "{stderr}");
+    assert!(
+        stderr.contains("--traceparent") && stderr.contains("00-nope"),
+        "{stderr}"
+    );
     // Over HTTP the job is taken and starts a trace of its own (W3C: ignore it).
     let response = api
         .req(reqwest::Method::POST, "/v1/jobs", &token)
@@ -286,6 +319,12 @@ async fn a_malformed_traceparent_is_refused_on_the_cli_and_ignored_over_http(poo
         .iter()
         .map(|j| (j.id, j.trace.as_ref().map(|t| t.traceparent.clone())))
         .collect();
-    assert!(kept.contains(&(enqueued["id"].as_i64().unwrap(), Some(valid))), "{kept:?}");
-    assert!(kept.contains(&(job["id"].as_i64().unwrap(), None)), "{kept:?}");
+    assert!(
+        kept.contains(&(enqueued["id"].as_i64().unwrap(), Some(valid))),
+        "{kept:?}"
+    );
+    assert!(
+        kept.contains(&(job["id"].as_i64().unwrap(), None)),
+        "{kept:?}"
+    );
 }

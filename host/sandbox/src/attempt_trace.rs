@@ -31,16 +31,15 @@ impl Eq for AttemptTrace {}
 
 impl AttemptTrace {
     /// Starts a child span of the attempt; `name` is only made when it is recorded.
-    pub(crate) fn child(
-        &self,
-        kind: SpanKind,
-        name: impl FnOnce() -> Cow<'static, str>,
-    ) -> Span {
+    pub(crate) fn child(&self, kind: SpanKind, name: impl FnOnce() -> Cow<'static, str>) -> Span {
         let name = if self.tracer.is_enabled() {
             name()
         } else {
             Cow::Borrowed("")
         };
-        self.tracer.span(name, kind).parent(Some(&self.context)).start()
+        self.tracer
+            .span(name, kind)
+            .parent(Some(&self.context))
+            .start()
     }
 }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use wasmtime::{PoolConcurrencyLimitError, Store, Trap, WasmBacktrace};
 
+use crate::attempt_trace::AttemptTrace;
 use crate::capabilities::durable::SleepPastDeadline;
 use crate::capabilities::http::HttpCalls;
 use crate::capabilities::jobs::FollowUpUnavailable;
@@ -23,7 +24,6 @@ use crate::host_imports::Job;
 use crate::journal::JournalFailure;
 use crate::mask::Mask;
 use crate::outcome::{Failure, Outcome, RunReport};
-use crate::attempt_trace::AttemptTrace;
 use crate::store::{HostState, Interrupt, Reach, new_store};
 
 /// The job as the guest sees it (the `job` record of the task world).

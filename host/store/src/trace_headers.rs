@@ -48,7 +48,10 @@ pub(crate) fn check_traceparent(value: &str) -> Result<(), StoreError> {
             value.chars().take(64).collect::<String>()
         ),
     };
-    let hex = |s: &str| s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    let hex = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
     let b = value.as_bytes();
     if b.len() < 55 || (b.len() > 55 && b[55] != b'-') || (b.len() > 55 && &value[..2] == "00") {
         return Err(invalid("wrong length"));
@@ -80,11 +83,24 @@ mod tests {
     fn valid_traceparents_are_kept_with_a_well_formed_tracestate() {
         let t = TraceHeaders::new(VALID, Some("rojo=00f067aa0ba902b7,congo=t61rcWkgMzE")).unwrap();
         assert_eq!(t.traceparent, VALID);
-        assert_eq!(t.tracestate.as_deref(), Some("rojo=00f067aa0ba902b7,congo=t61rcWkgMzE"));
+        assert_eq!(
+            t.tracestate.as_deref(),
+            Some("rojo=00f067aa0ba902b7,congo=t61rcWkgMzE")
+        );
         let later = "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-comes";
         assert!(TraceHeaders::new(later, None).is_ok());
-        assert_eq!(TraceHeaders::new(VALID, Some("no\u{7}pe=1")).unwrap().tracestate, None);
-        assert_eq!(TraceHeaders::new(VALID, Some(&"a=b,".repeat(40))).unwrap().tracestate, None);
+        assert_eq!(
+            TraceHeaders::new(VALID, Some("no\u{7}pe=1"))
+                .unwrap()
+                .tracestate,
+            None
+        );
+        assert_eq!(
+            TraceHeaders::new(VALID, Some(&"a=b,".repeat(40)))
+                .unwrap()
+                .tracestate,
+            None
+        );
     }
 
     #[test]
@@ -101,7 +117,13 @@ mod tests {
         ] {
             let err = TraceHeaders::new(bad, None).unwrap_err();
             assert!(
-                matches!(&err, StoreError::InvalidInput { field: "traceparent", .. }),
+                matches!(
+                    &err,
+                    StoreError::InvalidInput {
+                        field: "traceparent",
+                        ..
+                    }
+                ),
                 "{bad}: {err}"
             );
         }

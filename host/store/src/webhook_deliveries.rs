@@ -178,7 +178,15 @@ impl Store {
             return Err(StoreError::UnknownTenant(tenant.to_owned()));
         }
         let mut conn = self.pool.acquire().await?;
-        send_event_on(&mut conn, tenant, event_type, payload, idempotency_key, trace).await
+        send_event_on(
+            &mut conn,
+            tenant,
+            event_type,
+            payload,
+            idempotency_key,
+            trace,
+        )
+        .await
     }
 
     /// Sends a `sluice.test` event to endpoint `id` only. Returns (event, delivery).

@@ -231,7 +231,11 @@ pub(super) async fn run_attempt(
         }
     };
     metrics.attempt_recorded(&tenant, &job_type, attempt, recorded);
-    traced.end(recorded.map_or("lost", AttemptOutcome::as_str), fuel, error.as_deref());
+    traced.end(
+        recorded.map_or("lost", AttemptOutcome::as_str),
+        fuel,
+        error.as_deref(),
+    );
     recorded
 }
 

@@ -54,7 +54,11 @@ pub(super) async fn run(
         .await;
     ctx.metrics
         .attempt_recorded(&tenant, &job_type, attempt, recorded);
-    traced.end(recorded.map_or("lost", AttemptOutcome::as_str), None, error.as_deref());
+    traced.end(
+        recorded.map_or("lost", AttemptOutcome::as_str),
+        None,
+        error.as_deref(),
+    );
     recorded
 }
 

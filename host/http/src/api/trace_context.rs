@@ -99,7 +99,8 @@ impl EnqueueTrace {
             Ok([id]) => self.span.set("sluice.job.id", *id),
             Ok(ids) => self.span.set("sluice.jobs", ids.len()),
             Err(status) => {
-                self.span.set("http.response.status_code", i64::from(status));
+                self.span
+                    .set("http.response.status_code", i64::from(status));
                 self.span.error(format!("answered {status}"));
             }
         }
@@ -136,7 +137,13 @@ mod tests {
     #[test]
     fn malformed_or_repeated_traceparents_are_ignored() {
         assert!(parse(&headers(&[("traceparent", "00-nope")])).is_none());
-        assert!(parse(&headers(&[("traceparent", PARENT), ("traceparent", PARENT)])).is_none());
+        assert!(
+            parse(&headers(&[
+                ("traceparent", PARENT),
+                ("traceparent", PARENT)
+            ]))
+            .is_none()
+        );
         assert!(parse(&headers(&[])).is_none());
     }
 

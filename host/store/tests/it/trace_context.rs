@@ -19,7 +19,9 @@ fn traced(parent: &str, state: Option<&str>) -> NewJob {
 }
 
 /// (traceparent, tracestate) of every claimed job, by id.
-async fn claimed_traces(store: &sluice_store::Store) -> Vec<(i64, Option<(String, Option<String>)>)> {
+async fn claimed_traces(
+    store: &sluice_store::Store,
+) -> Vec<(i64, Option<(String, Option<String>)>)> {
     let mut claimed: Vec<_> = store
         .claim(&claim_req("w", 100))
         .await
@@ -55,9 +57,8 @@ async fn every_shape_of_batch_keeps_each_jobs_context_and_the_claim_returns_it(p
     // A batch without any context takes the statements of before (no trace arrays).
     let untraced = store.enqueue(&plain).await.unwrap().id;
     let claimed = claimed_traces(&store).await;
-    let expect = |parent: &str, state: Option<&str>| {
-        Some((parent.to_owned(), state.map(str::to_owned)))
-    };
+    let expect =
+        |parent: &str, state: Option<&str>| Some((parent.to_owned(), state.map(str::to_owned)));
     assert_eq!(
         claimed,
         vec![
@@ -82,11 +83,22 @@ async fn a_malformed_traceparent_is_refused_by_name_and_a_malformed_tracestate_d
     });
     let err = store.enqueue(&bad).await.unwrap_err();
     assert!(
-        matches!(&err, StoreError::InvalidInput { field: "traceparent", .. }),
+        matches!(
+            &err,
+            StoreError::InvalidInput {
+                field: "traceparent",
+                ..
+            }
+        ),
         "{err}"
     );
     assert!(err.to_string().contains("not lowercase hex"), "{err}");
-    assert_eq!(TraceHeaders::new(PARENT, Some("no state")).unwrap().tracestate, None);
+    assert_eq!(
+        TraceHeaders::new(PARENT, Some("no state"))
+            .unwrap()
+            .tracestate,
+        None
+    );
     let none: i64 = sqlx::query_scalar("SELECT count(*) FROM sluice.jobs")
         .fetch_one(&pool)
         .await
@@ -114,12 +126,18 @@ async fn sql_enqueue_takes_a_traceparent_and_refuses_a_malformed_one(pool: PgPoo
         .fetch_one(&pool)
         .await
         .unwrap();
-    let err = sqlx::query("SELECT sluice.enqueue('acme', 'send-email', '{}'::jsonb, traceparent => 'ff-x')")
-        .execute(&pool)
-        .await
-        .unwrap_err();
+    let err = sqlx::query(
+        "SELECT sluice.enqueue('acme', 'send-email', '{}'::jsonb, traceparent => 'ff-x')",
+    )
+    .execute(&pool)
+    .await
+    .unwrap_err();
     let db = err.as_database_error().unwrap();
-    assert!(db.message().starts_with("invalid traceparent: 'ff-x' is not a W3C traceparent"), "{db}");
+    assert!(
+        db.message()
+            .starts_with("invalid traceparent: 'ff-x' is not a W3C traceparent"),
+        "{db}"
+    );
     assert_eq!(
         claimed_traces(&store).await,
         vec![
@@ -134,7 +152,9 @@ async fn an_events_deliveries_carry_its_context(pool: PgPool) {
     let store = setup(&pool).await;
     let ring = Keyring::new(SecretKey::generate().unwrap(), Vec::new());
     let id = store.next_webhook_endpoint_id().await.unwrap();
-    let sealed = ring.seal(TENANT, &endpoint_secret_name(id), "whsec_x").unwrap();
+    let sealed = ring
+        .seal(TENANT, &endpoint_secret_name(id), "whsec_x")
+        .unwrap();
     store
         .create_webhook_endpoint(
             id,
@@ -154,7 +174,13 @@ async fn an_events_deliveries_carry_its_context(pool: PgPool) {
         .unwrap();
     let trace = TraceHeaders::new(PARENT, Some("a=1")).unwrap();
     store
-        .send_event(TENANT, "invoice.paid", &serde_json::json!({}), None, Some(&trace))
+        .send_event(
+            TENANT,
+            "invoice.paid",
+            &serde_json::json!({}),
+            None,
+            Some(&trace),
+        )
         .await
         .unwrap();
     store
@@ -169,15 +195,33 @@ async fn an_events_deliveries_carry_its_context(pool: PgPool) {
     .unwrap();
     assert_eq!(
         rows,
-        vec![(Some(PARENT.to_owned()), Some("a=1".to_owned())), (None, None)]
+        vec![
+            (Some(PARENT.to_owned()), Some("a=1".to_owned())),
+            (None, None)
+        ]
     );
     let bad = TraceHeaders {
         traceparent: "nope".into(),
         tracestate: None,
     };
     let err = store
-        .send_event(TENANT, "invoice.paid", &serde_json::json!({}), None, Some(&bad))
+        .send_event(
+            TENANT,
+            "invoice.paid",
+            &serde_json::json!({}),
+            None,
+            Some(&bad),
+        )
         .await
         .unwrap_err();
-    assert!(matches!(err, StoreError::InvalidInput { field: "traceparent", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            StoreError::InvalidInput {
+                field: "traceparent",
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
