@@ -18,7 +18,8 @@ use sluice_trace::{Span, SpanId, SpanKind, TraceContext, TraceId, Tracer};
 
 /// An attempt's span and what its sandbox run continues.
 pub(super) struct AttemptSpan {
-    span: Span,
+    /// `None` when tracing is off and the job carries no context: nothing to record.
+    span: Option<Span>,
     /// Handed to the sandbox (outbound requests, secret reads, follow-ups); `None` when
     /// tracing is off and the job carries no context: nothing is injected then.
     pub(super) sandbox: Option<AttemptTrace>,
@@ -52,7 +53,7 @@ impl AttemptSpan {
         let parent = parent_of(job.trace.as_ref());
         if !tracer.is_enabled() && parent.is_none() {
             return AttemptSpan {
-                span: tracer.span("attempt", SpanKind::Consumer).start(),
+                span: None,
                 sandbox: None,
             };
         }
@@ -87,7 +88,10 @@ impl AttemptSpan {
             tracer: tracer.clone(),
             context: span.context().clone(),
         });
-        AttemptSpan { span, sandbox }
+        AttemptSpan {
+            span: Some(span),
+            sandbox,
+        }
     }
 
     /// The context of the attempt (for a webhook delivery's `traceparent`).
@@ -97,17 +101,17 @@ impl AttemptSpan {
 
     /// Ends the span with the attempt's outcome (`completed`, `retrying`, `dead`, …) and
     /// the fuel it used; an `error` marks the span failed.
-    pub(super) fn end(mut self, outcome: &'static str, fuel: Option<u64>, error: Option<&str>) {
-        if !self.span.is_recording() {
+    pub(super) fn end(self, outcome: &'static str, fuel: Option<u64>, error: Option<&str>) {
+        let Some(mut span) = self.span.filter(Span::is_recording) else {
             return;
-        }
-        self.span.set("sluice.outcome", outcome);
+        };
+        span.set("sluice.outcome", outcome);
         if let Some(fuel) = fuel {
-            self.span.set("sluice.fuel", fuel);
+            span.set("sluice.fuel", fuel);
         }
         if let Some(error) = error {
-            self.span.error(error);
+            span.error(error);
         }
-        self.span.end();
+        span.end();
     }
 }

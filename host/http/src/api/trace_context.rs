@@ -44,7 +44,8 @@ fn parse(headers: &HeaderMap) -> Option<TraceContext> {
 
 /// One enqueue request's span (kind producer) and the context its jobs keep.
 pub struct EnqueueTrace {
-    span: Span,
+    /// `None` when this process does not trace (nothing to record).
+    span: Option<Span>,
     /// What the jobs or event store: the span's context when this process traces, else
     /// the incoming one as it came (so a worker that traces continues it), else none.
     pub stored: Option<TraceHeaders>,
@@ -60,51 +61,51 @@ impl IncomingTrace {
         name: impl FnOnce() -> String,
     ) -> EnqueueTrace {
         let incoming = self.0;
-        let span_name: Cow<'static, str> = if tracer.is_enabled() {
-            name().into()
-        } else {
-            Cow::Borrowed("enqueue")
-        };
+        if !tracer.is_enabled() {
+            let stored = incoming.as_ref().map(|context| TraceHeaders {
+                traceparent: context.traceparent(),
+                tracestate: context.state.clone(),
+            });
+            return EnqueueTrace { span: None, stored };
+        }
         let span = tracer
-            .span(span_name, SpanKind::Producer)
+            .span(Cow::Owned(name()), SpanKind::Producer)
             .parent(incoming.as_ref())
             .attr("messaging.system", "sluice")
             .attr("messaging.operation.type", "send")
             .attr("http.request.method", "POST")
             .attr("http.route", route)
             .start();
-        let context = if tracer.is_enabled() {
-            Some(span.context())
-        } else {
-            incoming.as_ref()
-        };
-        let stored = context.map(|context| TraceHeaders {
+        let context = span.context();
+        let stored = Some(TraceHeaders {
             traceparent: context.traceparent(),
             tracestate: context.state.clone(),
         });
-        EnqueueTrace { span, stored }
+        EnqueueTrace {
+            span: Some(span),
+            stored,
+        }
     }
 }
 
 impl EnqueueTrace {
     /// Ends the span: the tenant, what was created (job ids or the event's), or the
     /// error status of the answer.
-    pub fn end(mut self, tenant: &str, outcome: Result<&[i64], u16>) {
-        if !self.span.is_recording() {
+    pub fn end(self, tenant: &str, outcome: Result<&[i64], u16>) {
+        let Some(mut span) = self.span.filter(Span::is_recording) else {
             return;
-        }
-        self.span.set("sluice.tenant", tenant);
+        };
+        span.set("sluice.tenant", tenant);
         match outcome {
             Ok([]) => {}
-            Ok([id]) => self.span.set("sluice.job.id", *id),
-            Ok(ids) => self.span.set("sluice.jobs", ids.len()),
+            Ok([id]) => span.set("sluice.job.id", *id),
+            Ok(ids) => span.set("sluice.jobs", ids.len()),
             Err(status) => {
-                self.span
-                    .set("http.response.status_code", i64::from(status));
-                self.span.error(format!("answered {status}"));
+                span.set("http.response.status_code", i64::from(status));
+                span.error(format!("answered {status}"));
             }
         }
-        self.span.end();
+        span.end();
     }
 }
 
