@@ -550,6 +550,18 @@ BEGIN
 END
 $function$;
 
+-- The seven-parameter claim (migration 0021's form, which the five- and six-parameter
+-- ones call) returns the nine columns it always did, named, not `*`.
+CREATE OR REPLACE FUNCTION sluice.claim(p_worker text, p_limit integer, p_lease_us bigint, p_tenants text[], p_job_types text[], p_max_contract smallint, p_secret_keys text[])
+ RETURNS TABLE(id bigint, tenant text, job_type text, payload bytea, priority integer, attempt integer, max_attempts integer, lease_token uuid, locked_until timestamp with time zone)
+ LANGUAGE sql
+AS $function$
+    SELECT c.id, c.tenant, c.job_type, c.payload, c.priority, c.attempt, c.max_attempts,
+           c.lease_token, c.locked_until
+    FROM sluice.claim(p_worker, p_limit, p_lease_us, p_tenants, p_job_types,
+                      p_max_contract, p_secret_keys, NULL::text[]) c;
+$function$;
+
 CREATE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[], p_id bigint[], p_traceparent text[], p_tracestate text[])
  RETURNS TABLE(problem text, problem_ord bigint, payload_size bigint, payload_limit bigint, ids bigint[], dup_ords bigint[], dup_holders bigint[])
  LANGUAGE plpgsql

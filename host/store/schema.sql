@@ -659,8 +659,10 @@ CREATE OR REPLACE FUNCTION sluice.claim(p_worker text, p_limit integer, p_lease_
  RETURNS TABLE(id bigint, tenant text, job_type text, payload bytea, priority integer, attempt integer, max_attempts integer, lease_token uuid, locked_until timestamp with time zone)
  LANGUAGE sql
 AS $function$
-    SELECT * FROM sluice.claim(p_worker, p_limit, p_lease_us, p_tenants, p_job_types,
-                               p_max_contract, p_secret_keys, NULL::text[]);
+    SELECT c.id, c.tenant, c.job_type, c.payload, c.priority, c.attempt, c.max_attempts,
+           c.lease_token, c.locked_until
+    FROM sluice.claim(p_worker, p_limit, p_lease_us, p_tenants, p_job_types,
+                      p_max_contract, p_secret_keys, NULL::text[]) c;
 $function$;
 
 CREATE OR REPLACE FUNCTION sluice.claim(p_worker text, p_limit integer, p_lease_us bigint, p_tenants text[], p_job_types text[], p_max_contract smallint, p_secret_keys text[], p_skip_tenants text[])

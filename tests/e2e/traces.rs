@@ -93,6 +93,15 @@ fn one<'a>(spans: &'a [Exported], name: &str) -> &'a Exported {
     found[0]
 }
 
+/// A (non-admin) token of the tenant `default`, which the API's fixture creates.
+async fn default_token(api: &Api) -> String {
+    api.store
+        .create_token("default", false, Some("test"))
+        .await
+        .unwrap()
+        .token
+}
+
 fn otel_env(collector: &str) -> Vec<(&'static str, String)> {
     vec![
         ("OTEL_EXPORTER_OTLP_ENDPOINT", collector.to_owned()),
@@ -143,12 +152,7 @@ async fn one_trace_covers_the_enqueue_the_attempts_the_outbound_request_and_the_
         },
     )
     .await;
-    let token = api
-        .store
-        .create_token("default", false, Some("test"))
-        .await
-        .unwrap()
-        .token;
+    let token = default_token(&api).await;
     let sluice = Sluice::new(&pool);
     sluice.define("fan", "fan-out", &[]);
     sluice.define(
@@ -273,12 +277,7 @@ async fn a_drain_with_the_collector_down_completes_every_job(pool: PgPool) {
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn a_malformed_traceparent_is_refused_on_the_cli_and_ignored_over_http(pool: PgPool) {
     let api = Api::start(&pool).await;
-    let token = api
-        .store
-        .create_token("default", false, Some("test"))
-        .await
-        .unwrap()
-        .token;
+    let token = default_token(&api).await;
     let sluice = Sluice::new(&pool);
     sluice.define("echo", "echo", &[]);
     let out = sluice.run(&["enqueue", "echo", "--traceparent", "00-nope"]);
