@@ -178,8 +178,8 @@ pub async fn drain(
     let started = Instant::now();
     let summary = worker::run(store.clone(), sandbox, config, CancellationToken::new()).await?;
     let seconds = started.elapsed().as_secs_f64();
-    let spans = tracer.stats();
     crate::traces::flush(&tracer).await;
+    let spans = tracer.stats();
     // With `fan-out` this counts its children too (pending, due in an hour): `jobs`.
     let pending_after = store.count_pending(Some(BENCH_TENANT)).await?;
     let finished = summary.completed + summary.dead;
