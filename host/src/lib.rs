@@ -8,7 +8,8 @@
 //! Modules import downward only, through these layers, top first (a module imports from
 //! its own layer and those below, never in a circle; `tests` below checks):
 //! 1. `cli`, `bench`: the commands and the benchmarks
-//! 2. `host`, `signals`, `autogroup`, `logging`: what a running process is made of
+//! 2. `host`, `signals`, `autogroup`, `logging`, `traces`: what a running process is made
+//!    of
 
 pub mod autogroup;
 pub mod bench;
@@ -16,6 +17,7 @@ pub mod cli;
 pub mod host;
 pub mod logging;
 pub mod signals;
+pub mod traces;
 
 #[cfg(test)]
 #[path = "../store/tests/it/module_graph.rs"]

@@ -235,6 +235,8 @@ CREATE TABLE sluice.jobs (
     awaited bigint[],
     snoozes integer DEFAULT 0 NOT NULL,
     watched boolean DEFAULT false NOT NULL,
+    traceparent text,
+    tracestate text,
     CONSTRAINT jobs_attempt_fuel_nonnegative CHECK ((attempt_fuel >= 0)),
     CONSTRAINT jobs_attempt_on_row CHECK ((((attempt_id IS NULL) = (attempt_started_at IS NULL)) AND ((attempt_id IS NULL) = (attempt_worker IS NULL)) AND
 CASE state
@@ -503,6 +505,8 @@ CREATE TABLE sluice.webhook_events (
     body bytea NOT NULL,
     idempotency_key text,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    traceparent text,
+    tracestate text,
     CONSTRAINT webhook_events_idempotency_key_length CHECK (((char_length(idempotency_key) >= 1) AND (char_length(idempotency_key) <= 255))),
     CONSTRAINT webhook_events_pkey PRIMARY KEY (id),
     CONSTRAINT webhook_events_tenant_fkey FOREIGN KEY (tenant) REFERENCES sluice.tenants(id) ON DELETE CASCADE,
@@ -655,12 +659,14 @@ CREATE OR REPLACE FUNCTION sluice.claim(p_worker text, p_limit integer, p_lease_
  RETURNS TABLE(id bigint, tenant text, job_type text, payload bytea, priority integer, attempt integer, max_attempts integer, lease_token uuid, locked_until timestamp with time zone)
  LANGUAGE sql
 AS $function$
-    SELECT * FROM sluice.claim(p_worker, p_limit, p_lease_us, p_tenants, p_job_types,
-                               p_max_contract, p_secret_keys, NULL::text[]);
+    SELECT c.id, c.tenant, c.job_type, c.payload, c.priority, c.attempt, c.max_attempts,
+           c.lease_token, c.locked_until
+    FROM sluice.claim(p_worker, p_limit, p_lease_us, p_tenants, p_job_types,
+                      p_max_contract, p_secret_keys, NULL::text[]) c;
 $function$;
 
 CREATE OR REPLACE FUNCTION sluice.claim(p_worker text, p_limit integer, p_lease_us bigint, p_tenants text[], p_job_types text[], p_max_contract smallint, p_secret_keys text[], p_skip_tenants text[])
- RETURNS TABLE(id bigint, tenant text, job_type text, payload bytea, priority integer, attempt integer, max_attempts integer, lease_token uuid, locked_until timestamp with time zone)
+ RETURNS TABLE(id bigint, tenant text, job_type text, payload bytea, priority integer, attempt integer, max_attempts integer, lease_token uuid, locked_until timestamp with time zone, traceparent text, tracestate text, due_at timestamp with time zone)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
  SET enable_bitmapscan TO 'off'
@@ -975,7 +981,7 @@ BEGIN
                 attempt_fuel = NULL
             WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked p)) AND j.state::text = 'pending'
             RETURNING j.id, j.tenant, j.job_type, j.payload, j.priority, j.run_at, j.attempt,
-                      j.max_attempts, j.lease_token, j.locked_until
+                      j.max_attempts, j.lease_token, j.locked_until, j.traceparent, j.tracestate
         ),
         -- The attempts started, on the quota counters of tenants under a daily quota (their
         -- rows are locked above, so the room read by `counted` is exact).
@@ -1043,7 +1049,7 @@ BEGIN
             WHERE ty.tokens IS NOT NULL AND jt.tenant = ty.tenant AND jt.name = ty.name
         )
         SELECT c.id, c.tenant, c.job_type, c.payload, c.priority::integer, c.attempt,
-               c.max_attempts, c.lease_token, c.locked_until
+               c.max_attempts, c.lease_token, c.locked_until, c.traceparent, c.tracestate, c.run_at
         FROM claimed c
         ORDER BY c.priority DESC, c.run_at, c.id;
         RETURN;
@@ -1144,7 +1150,7 @@ BEGIN
         -- indexes' predicate and scan one of them whole for these ids.
         WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked p)) AND j.state::text = 'pending'
         RETURNING j.id, j.tenant, j.job_type, j.payload, j.priority, j.run_at, j.attempt,
-                  j.max_attempts, j.lease_token, j.locked_until
+                  j.max_attempts, j.lease_token, j.locked_until, j.traceparent, j.tracestate
     ),
     -- The attempts started, on the quota counters of tenants under a daily quota
     -- (migration 0033; their rows are locked above, so the room read by `counted` is
@@ -1158,7 +1164,7 @@ BEGIN
         WHERE t.id = x.tenant AND t.quota
     )
     SELECT c.id, c.tenant, c.job_type, c.payload, c.priority::integer, c.attempt,
-           c.max_attempts, c.lease_token, c.locked_until
+           c.max_attempts, c.lease_token, c.locked_until, c.traceparent, c.tracestate, c.run_at
     FROM claimed c
     ORDER BY c.priority DESC, c.run_at, c.id;
 END
@@ -1199,7 +1205,7 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer DEFAULT 10, run_at timestamp with time zone DEFAULT now(), idempotency_key text DEFAULT NULL::text, max_attempts integer DEFAULT NULL::integer, key_scope text DEFAULT 'retained'::text, concurrency_key text DEFAULT NULL::text)
+CREATE OR REPLACE FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer DEFAULT 10, run_at timestamp with time zone DEFAULT now(), idempotency_key text DEFAULT NULL::text, max_attempts integer DEFAULT NULL::integer, key_scope text DEFAULT 'retained'::text, concurrency_key text DEFAULT NULL::text, traceparent text DEFAULT NULL::text, tracestate text DEFAULT NULL::text)
  RETURNS bigint
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -1259,6 +1265,12 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value', COLUMN = 'key_scope';
     END IF;
 
+    IF enqueue.traceparent IS NOT NULL AND NOT sluice.valid_traceparent(enqueue.traceparent) THEN
+        RAISE EXCEPTION 'invalid traceparent: % is not a W3C traceparent (00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>, lowercase, ids not all zero)',
+                quote_literal(left(enqueue.traceparent, 64))
+            USING ERRCODE = 'invalid_parameter_value', COLUMN = 'traceparent';
+    END IF;
+
     -- The unique index jobs_idempotency_key_uidx is the authority. A holder that commits
     -- while a round waits is skipped by ON CONFLICT and unseen by its snapshot (holder
     -- NULL); the next round is a new statement (a new snapshot under READ COMMITTED)
@@ -1275,7 +1287,11 @@ BEGIN
             coalesce(nullif(current_setting('sluice.default_max_payload_bytes', true), '')::bigint,
                      1048576),
             NULL, NULL,
-            CASE WHEN enqueue.concurrency_key IS NOT NULL THEN ARRAY[enqueue.concurrency_key] END);
+            CASE WHEN enqueue.concurrency_key IS NOT NULL THEN ARRAY[enqueue.concurrency_key] END,
+            NULL,
+            CASE WHEN enqueue.traceparent IS NOT NULL THEN ARRAY[enqueue.traceparent] END,
+            CASE WHEN enqueue.traceparent IS NOT NULL AND sluice.valid_tracestate(enqueue.tracestate)
+                 THEN ARRAY[enqueue.tracestate] END);
         IF v_result.problem = 'tenant' THEN
             RAISE EXCEPTION 'unknown tenant "%": create it first (sluice tenants create %)',
                     enqueue.tenant, enqueue.tenant
@@ -1301,7 +1317,7 @@ BEGIN
         USING ERRCODE = 'serialization_failure', COLUMN = 'idempotency_key';
 END
 $function$;
-REVOKE EXECUTE ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text, concurrency_key text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text, concurrency_key text, traceparent text, tracestate text) FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint)
  RETURNS TABLE(problem text, problem_ord bigint, payload_size bigint, payload_limit bigint, ids bigint[], dup_ords bigint[], dup_holders bigint[])
@@ -1320,7 +1336,8 @@ AS $function$
     SELECT * FROM sluice.enqueue_jobs(p_tenant, p_job_type, p_payload, p_priority,
                                       p_delay_us, p_at, p_max_attempts, p_idempotency_key,
                                       p_key_scope, p_default_max_payload, p_parent_id,
-                                      p_parent_seq, NULL::text[], NULL::int8[]);
+                                      p_parent_seq, NULL::text[], NULL::int8[],
+                                      NULL::text[], NULL::text[]);
 $function$;
 
 CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[])
@@ -1330,10 +1347,22 @@ AS $function$
     SELECT * FROM sluice.enqueue_jobs(p_tenant, p_job_type, p_payload, p_priority,
                                       p_delay_us, p_at, p_max_attempts, p_idempotency_key,
                                       p_key_scope, p_default_max_payload, p_parent_id,
-                                      p_parent_seq, p_concurrency_key, NULL::int8[]);
+                                      p_parent_seq, p_concurrency_key, NULL::int8[],
+                                      NULL::text[], NULL::text[]);
 $function$;
 
 CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[], p_id bigint[])
+ RETURNS TABLE(problem text, problem_ord bigint, payload_size bigint, payload_limit bigint, ids bigint[], dup_ords bigint[], dup_holders bigint[])
+ LANGUAGE sql
+AS $function$
+    SELECT * FROM sluice.enqueue_jobs(p_tenant, p_job_type, p_payload, p_priority,
+                                      p_delay_us, p_at, p_max_attempts, p_idempotency_key,
+                                      p_key_scope, p_default_max_payload, p_parent_id,
+                                      p_parent_seq, p_concurrency_key, p_id,
+                                      NULL::text[], NULL::text[]);
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[], p_id bigint[], p_traceparent text[], p_tracestate text[])
  RETURNS TABLE(problem text, problem_ord bigint, payload_size bigint, payload_limit bigint, ids bigint[], dup_ords bigint[], dup_holders bigint[])
  LANGUAGE plpgsql
 AS $function$
@@ -1377,19 +1406,23 @@ BEGIN
         ),
         inserted AS (
             INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at,
-                                     max_attempts, key_scope, parent_id, parent_seq, flow_key)
+                                     max_attempts, key_scope, parent_id, parent_seq, flow_key,
+                                     traceparent, tracestate)
             SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
                    coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
                    coalesce(u.max_attempts, jt.max_attempts),
                    coalesce(u.key_scope, 'retained')::sluice.key_scope, u.parent_id, u.parent_seq,
-                   coalesce(u.concurrency_key, CASE WHEN jt.flow THEN '' END)
+                   coalesce(u.concurrency_key, CASE WHEN jt.flow THEN '' END),
+                   u.traceparent, u.tracestate
             FROM (SELECT unnest(n.a) AS id, unnest(p_tenant) AS tenant,
                          unnest(p_job_type) AS job_type, unnest(p_payload) AS payload,
                          unnest(p_priority) AS priority, unnest(p_delay_us) AS delay_us,
                          unnest(p_at) AS at, unnest(p_max_attempts) AS max_attempts,
                          unnest(p_key_scope) AS key_scope,
                          unnest(p_concurrency_key) AS concurrency_key,
-                         unnest(p_parent_id) AS parent_id, unnest(p_parent_seq) AS parent_seq
+                         unnest(p_parent_id) AS parent_id, unnest(p_parent_seq) AS parent_seq,
+                         unnest(p_traceparent) AS traceparent,
+                         unnest(p_tracestate) AS tracestate
                   FROM new_ids n) u
             JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
         ),
@@ -1450,12 +1483,14 @@ BEGIN
         ),
         ins_plain AS (
             INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at,
-                                     max_attempts, key_scope, parent_id, parent_seq, flow_key)
+                                     max_attempts, key_scope, parent_id, parent_seq, flow_key,
+                                     traceparent, tracestate)
             SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
                    coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
                    coalesce(u.max_attempts, jt.max_attempts),
                    coalesce(u.key_scope, 'retained')::sluice.key_scope, u.parent_id, u.parent_seq,
-                   coalesce(u.concurrency_key, CASE WHEN jt.flow THEN '' END)
+                   coalesce(u.concurrency_key, CASE WHEN jt.flow THEN '' END),
+                   u.traceparent, u.tracestate
             FROM (SELECT unnest(n.a) AS id, unnest(p_tenant) AS tenant,
                          unnest(p_job_type) AS job_type, unnest(p_payload) AS payload,
                          unnest(p_priority) AS priority, unnest(p_delay_us) AS delay_us,
@@ -1463,7 +1498,9 @@ BEGIN
                          unnest(p_idempotency_key) AS idempotency_key,
                          unnest(p_key_scope) AS key_scope,
                          unnest(p_concurrency_key) AS concurrency_key,
-                         unnest(p_parent_id) AS parent_id, unnest(p_parent_seq) AS parent_seq
+                         unnest(p_parent_id) AS parent_id, unnest(p_parent_seq) AS parent_seq,
+                         unnest(p_traceparent) AS traceparent,
+                         unnest(p_tracestate) AS tracestate
                   FROM new_ids n) u
             JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
             WHERE u.idempotency_key IS NULL
@@ -1478,12 +1515,14 @@ BEGIN
         ins_keyed AS (
             INSERT INTO sluice.jobs (id, tenant, job_type, payload, priority, run_at,
                                      max_attempts, idempotency_key, key_scope,
-                                     parent_id, parent_seq, flow_key)
+                                     parent_id, parent_seq, flow_key,
+                                     traceparent, tracestate)
             SELECT u.id, u.tenant, u.job_type, u.payload, u.priority,
                    coalesce(u.at, now() + coalesce(u.delay_us, 0) * interval '1 microsecond'),
                    coalesce(u.max_attempts, jt.max_attempts), u.idempotency_key,
                    coalesce(u.key_scope, 'retained')::sluice.key_scope, u.parent_id, u.parent_seq,
-                   coalesce(u.concurrency_key, CASE WHEN jt.flow THEN '' END)
+                   coalesce(u.concurrency_key, CASE WHEN jt.flow THEN '' END),
+                   u.traceparent, u.tracestate
             FROM (SELECT unnest(n.a) AS id, unnest(p_tenant) AS tenant,
                          unnest(p_job_type) AS job_type, unnest(p_payload) AS payload,
                          unnest(p_priority) AS priority, unnest(p_delay_us) AS delay_us,
@@ -1491,7 +1530,9 @@ BEGIN
                          unnest(p_idempotency_key) AS idempotency_key,
                          unnest(p_key_scope) AS key_scope,
                          unnest(p_concurrency_key) AS concurrency_key,
-                         unnest(p_parent_id) AS parent_id, unnest(p_parent_seq) AS parent_seq
+                         unnest(p_parent_id) AS parent_id, unnest(p_parent_seq) AS parent_seq,
+                         unnest(p_traceparent) AS traceparent,
+                         unnest(p_tracestate) AS tracestate
                   FROM new_ids n) u
             JOIN sluice.job_types jt ON jt.tenant = u.tenant AND jt.name = u.job_type
             WHERE u.idempotency_key IS NOT NULL
@@ -1734,7 +1775,7 @@ AS $function$
     WHERE t.id = p_tenant
 $function$;
 
-CREATE OR REPLACE FUNCTION sluice.send_event(tenant text, event_type text, payload jsonb, idempotency_key text DEFAULT NULL::text)
+CREATE OR REPLACE FUNCTION sluice.send_event(tenant text, event_type text, payload jsonb, idempotency_key text DEFAULT NULL::text, traceparent text DEFAULT NULL::text, tracestate text DEFAULT NULL::text)
  RETURNS bigint
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -1779,8 +1820,18 @@ BEGIN
                 octet_length(v_body), v_limit
             USING ERRCODE = 'program_limit_exceeded', COLUMN = 'payload';
     END IF;
-    INSERT INTO sluice.webhook_events (id, tenant, event_type, body, idempotency_key)
-    VALUES (v_id, send_event.tenant, send_event.event_type, v_body, send_event.idempotency_key);
+    IF send_event.traceparent IS NOT NULL AND NOT sluice.valid_traceparent(send_event.traceparent) THEN
+        RAISE EXCEPTION 'invalid traceparent: % is not a W3C traceparent (00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>, lowercase, ids not all zero)',
+                quote_literal(left(send_event.traceparent, 64))
+            USING ERRCODE = 'invalid_parameter_value', COLUMN = 'traceparent';
+    END IF;
+    INSERT INTO sluice.webhook_events (id, tenant, event_type, body, idempotency_key,
+                                       traceparent, tracestate)
+    VALUES (v_id, send_event.tenant, send_event.event_type, v_body, send_event.idempotency_key,
+            send_event.traceparent,
+            CASE WHEN send_event.traceparent IS NOT NULL
+                      AND sluice.valid_tracestate(send_event.tracestate)
+                 THEN send_event.tracestate END);
     PERFORM sluice.webhook_enqueue(send_event.tenant, v_id, ARRAY(
         SELECT e.id FROM sluice.webhook_endpoints e
         WHERE e.tenant = send_event.tenant AND e.enabled
@@ -1852,6 +1903,29 @@ END
 $function$;
 REVOKE EXECUTE ON FUNCTION sluice.signal(job_id bigint, name text, payload jsonb) FROM PUBLIC;
 
+CREATE OR REPLACE FUNCTION sluice.valid_traceparent(p text)
+ RETURNS boolean
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+    SELECT p IS NOT NULL
+       AND (p ~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
+            OR (p ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-.*)?$'
+                AND left(p, 2) NOT IN ('00', 'ff')))
+       AND substr(p, 4, 32) <> repeat('0', 32)
+       AND substr(p, 37, 16) <> repeat('0', 16)
+$function$;
+
+CREATE OR REPLACE FUNCTION sluice.valid_tracestate(p text)
+ RETURNS boolean
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+    SELECT p IS NOT NULL AND char_length(p) <= 512
+       AND cardinality(string_to_array(p, ',')) <= 32
+       AND p ~ '^[ \t]*[a-z0-9*/@_-]+=[\x20-\x2b\x2d-\x3c\x3e-\x7e]*[\x21-\x2b\x2d-\x3c\x3e-\x7e]([ \t]*,[ \t]*([a-z0-9*/@_-]+=[\x20-\x2b\x2d-\x3c\x3e-\x7e]*[\x21-\x2b\x2d-\x3c\x3e-\x7e])?)*[ \t]*$'
+$function$;
+
 CREATE OR REPLACE FUNCTION sluice.wake_parent()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -1893,12 +1967,15 @@ DECLARE
     v_ids bigint[];
 BEGIN
     WITH inserted AS (
-        INSERT INTO sluice.jobs (tenant, job_type, payload, priority, max_attempts)
+        INSERT INTO sluice.jobs (tenant, job_type, payload, priority, max_attempts,
+                                 traceparent, tracestate)
         SELECT p_tenant, 'sluice.webhook',
                convert_to(json_build_object('endpoint', e.id, 'event', p_event)::text, 'UTF8'),
-               0, 1 + coalesce(cardinality(e.retry_schedule_ms), 7)
+               0, 1 + coalesce(cardinality(e.retry_schedule_ms), 7),
+               ev.traceparent, ev.tracestate
         FROM unnest(p_endpoints) WITH ORDINALITY AS u(endpoint, ord)
         JOIN sluice.webhook_endpoints e ON e.id = u.endpoint AND e.tenant = p_tenant
+        LEFT JOIN sluice.webhook_events ev ON ev.id = p_event
         ORDER BY u.ord
         RETURNING id
     )
@@ -1975,15 +2052,18 @@ CREATE TRIGGER jobs_wake_parent AFTER UPDATE OF state ON sluice.jobs FOR EACH RO
 COMMENT ON COLUMN sluice.job_types.max_snoozes IS 'Snoozes one job of this type may take (NULL: the host default, 25). See migrations/0031_max_snoozes.sql.';
 COMMENT ON COLUMN sluice.jobs.watched IS 'A client waits for this job to finish: its finish notifies sluice_finished (migrations/0032_finish_watch.sql).';
 COMMENT ON COLUMN sluice.tenants.max_journal_bytes IS 'Cap on one durable job''s journal, in bytes (NULL: the type''s journal_bytes or the host default). See migrations/0025_tenant_journal_cap.sql and docs/durable.md.';
-COMMENT ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text, concurrency_key text) IS 'Enqueue one Sluice job inside the caller''s transaction; returns the job id (the existing one for a duplicate idempotency key). See docs/enqueue-from-sql.md.';
+COMMENT ON FUNCTION sluice.enqueue(tenant text, job_type text, payload jsonb, priority integer, run_at timestamp with time zone, idempotency_key text, max_attempts integer, key_scope text, concurrency_key text, traceparent text, tracestate text) IS 'Enqueue one Sluice job inside the caller''s transaction; returns the job id (the existing one for a duplicate idempotency key). See docs/enqueue-from-sql.md.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint) IS 'sluice.enqueue_jobs(...) for jobs without a parent (the form of migration 0011). See migrations/0014_follow_up_jobs.sql.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[]) IS 'sluice.enqueue_jobs(...) without concurrency keys (the form of migration 0014). See migrations/0024_flow_control.sql.';
 COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[]) IS 'sluice.enqueue_jobs(...) without reserved ids (the form of migration 0024). See migrations/0027_durable_waits.sql.';
-COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[], p_id bigint[]) IS 'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys, parents, concurrency keys, reserved ids and one wake-up notice. Used by the Rust enqueue, follow-up jobs, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql, 0014_follow_up_jobs.sql, 0024_flow_control.sql and 0027_durable_waits.sql.';
+COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[], p_id bigint[]) IS 'sluice.enqueue_jobs(...) without trace context (the form of migration 0027). See migrations/0034_trace_context.sql.';
+COMMENT ON FUNCTION sluice.enqueue_jobs(p_tenant text[], p_job_type text[], p_payload bytea[], p_priority smallint[], p_delay_us bigint[], p_at timestamp with time zone[], p_max_attempts integer[], p_idempotency_key text[], p_key_scope text[], p_default_max_payload bigint, p_parent_id bigint[], p_parent_seq integer[], p_concurrency_key text[], p_id bigint[], p_traceparent text[], p_tracestate text[]) IS 'The one INSERT into sluice.jobs: a batch of jobs as arrays, all or none, with idempotency keys, parents, concurrency keys, reserved ids, trace context and one wake-up notice. Used by the Rust enqueue, follow-up jobs, sluice.enqueue(...) and the scheduler. See migrations/0011_one_enqueue.sql, 0014_follow_up_jobs.sql, 0024_flow_control.sql, 0027_durable_waits.sql and 0034_trace_context.sql.';
 COMMENT ON FUNCTION sluice.notify_finished() IS 'Trigger jobs_notify_finished: a watched job that finishes is announced on sluice_finished. See migrations/0032_finish_watch.sql.';
 COMMENT ON FUNCTION sluice.payload_jsonb(p bytea) IS 'A job payload read as JSON, or NULL when the bytes are not UTF-8 JSON. See migrations/0019_ui_sessions.sql.';
-COMMENT ON FUNCTION sluice.send_event(tenant text, event_type text, payload jsonb, idempotency_key text) IS 'Send a webhook event inside the caller''s transaction: one delivery job per matching, enabled endpoint of the tenant (the transactional outbox). Returns the event id. See docs/webhooks.md.';
+COMMENT ON FUNCTION sluice.send_event(tenant text, event_type text, payload jsonb, idempotency_key text, traceparent text, tracestate text) IS 'Send a webhook event inside the caller''s transaction: one delivery job per matching, enabled endpoint of the tenant (the transactional outbox). Returns the event id. See docs/webhooks.md.';
 COMMENT ON FUNCTION sluice.signal(job_id bigint, name text, payload jsonb) IS 'Send a signal to a job inside the caller''s transaction; wakes the job when it waits for that name (returns true then). See migrations/0027_durable_waits.sql and docs/durable.md.';
+COMMENT ON FUNCTION sluice.valid_traceparent(p text) IS 'Whether a text is a W3C traceparent Sluice accepts. See migrations/0034_trace_context.sql.';
+COMMENT ON FUNCTION sluice.valid_tracestate(p text) IS 'Whether a text is a W3C tracestate Sluice keeps (otherwise it is dropped). See migrations/0034_trace_context.sql.';
 COMMENT ON FUNCTION sluice.wake_parent() IS 'Trigger jobs_wake_parent: a follow-up job that finishes wakes its waiting parent when it was the last job the parent awaits. See migrations/0028_wake_parent.sql.';
 COMMENT ON TABLE sluice.attempt_logs IS 'The captured log of each attempt that produced output, masked and capped; deleted with its job.';
 COMMENT ON TABLE sluice.flow_keys IS 'One row per (tenant, job type, concurrency key) in the flow lane: its running jobs, token bucket and when the claim should look at it next (NULL: at its limit or idle). See migrations/0024_flow_control.sql and docs/flow-control.md.';

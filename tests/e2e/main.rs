@@ -46,6 +46,7 @@ mod prefetch_fairness;
 mod schedules;
 mod secrets;
 mod sql_enqueue;
+mod traces;
 mod usage;
 mod webhooks;
 mod webhooks_api;

@@ -12,7 +12,8 @@
 //! Module map (each file says what it owns and must not do), from the bottom up: a
 //! module imports only modules of the lines above it (`module_order.rs` tests that the
 //! graph has no circle).
-//! 1. leaves: `contract` (versions, found from imports), `log_buffer`, `mask` (revealed
+//! 1. leaves: `attempt_trace` (the trace an attempt continues), `contract` (versions,
+//!    found from imports), `log_buffer`, `mask` (revealed
 //!    values hidden in the report), `guest_text` (guest error messages), `limiter`,
 //!    `host_imports` (bindgen of each contract), `disk_cache`, `epoch_ticker` (ticks
 //!    while attempts run), `guest_runtime`;
@@ -35,6 +36,7 @@
 
 #![warn(missing_docs)]
 
+mod attempt_trace;
 mod capabilities;
 mod component;
 mod config;
@@ -64,6 +66,7 @@ mod wasi_ctx;
 #[cfg(test)]
 mod wit_versions;
 
+pub use attempt_trace::AttemptTrace;
 pub use capabilities::Grants;
 pub use capabilities::http::{HttpCall, HttpCalls, HttpGrant, RecordedHttp, RecordedResponse};
 pub use capabilities::jobs::{

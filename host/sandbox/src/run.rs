@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use wasmtime::{PoolConcurrencyLimitError, Store, Trap, WasmBacktrace};
 
+use crate::attempt_trace::AttemptTrace;
 use crate::capabilities::durable::SleepPastDeadline;
 use crate::capabilities::http::HttpCalls;
 use crate::capabilities::jobs::FollowUpUnavailable;
@@ -40,6 +41,8 @@ pub struct JobInput {
     pub max_attempts: u32,
     /// Payload bytes (JSON by convention).
     pub payload: Vec<u8>,
+    /// The trace the attempt continues (`None`: no spans, nothing injected).
+    pub trace: Option<AttemptTrace>,
 }
 
 /// How the guarded part of an attempt ended.
@@ -77,6 +80,7 @@ pub(crate) async fn run_attempt(
         cancel.clone(),
         deadline,
         reach,
+        job.trace,
     ) {
         Ok(store) => store,
         Err(e) => return internal(format!("set up the store: {e:#}"), start),

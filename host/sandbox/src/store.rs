@@ -18,6 +18,7 @@ use wasmtime::{Engine, Store, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
+use crate::attempt_trace::AttemptTrace;
 use crate::capabilities::{self, Attempt, Caps, Grants, HasCaps};
 use crate::config::Limits;
 use crate::contract::Contract;
@@ -117,6 +118,7 @@ pub(crate) fn new_store(
     cancel: CancellationToken,
     deadline: Option<Instant>,
     reach: Reach,
+    trace: Option<AttemptTrace>,
 ) -> wasmtime::Result<Store<HostState>> {
     let logs = LogBuffer::new(limits.log_bytes);
     // A durable job's journal, shared by the WASI clocks and the journaled capabilities.
@@ -129,6 +131,7 @@ pub(crate) fn new_store(
         connector: reach.connector.as_ref(),
         journal: journal.as_ref(),
         run: &run,
+        trace: trace.as_ref(),
     };
     let caps = Caps::new(reach.grants, &attempt);
     let state = HostState {

@@ -171,10 +171,15 @@ pub async fn drain(
     store.analyze_jobs().await?;
     let name = task.job_type();
     eprintln!("enqueued {jobs} {name} jobs; draining with concurrency {concurrency}");
-    let config = drain_config("bench-drain", concurrency, prefetch);
+    let mut config = drain_config("bench-drain", concurrency, prefetch);
+    // The `OTEL_*` variables trace the drain as they would a worker (docs/observability.md).
+    config.tracer = crate::traces::from_env("sluice-bench")?;
+    let tracer = config.tracer.clone();
     let started = Instant::now();
     let summary = worker::run(store.clone(), sandbox, config, CancellationToken::new()).await?;
     let seconds = started.elapsed().as_secs_f64();
+    crate::traces::flush(&tracer).await;
+    let spans = tracer.stats();
     // With `fan-out` this counts its children too (pending, due in an hour): `jobs`.
     let pending_after = store.count_pending(Some(BENCH_TENANT)).await?;
     let finished = summary.completed + summary.dead;
@@ -182,6 +187,7 @@ pub async fn drain(
         "cmd": "work", "task": name, "n": jobs, "c": concurrency, "prefetch": prefetch,
         "seconds": seconds, "jobs_per_s": finished as f64 / seconds,
         "pending_after": pending_after,
+        "spans_exported": spans.exported_spans, "spans_dropped": spans.dropped_spans,
     }))
 }
 

@@ -71,6 +71,7 @@ impl Run<'_> {
             attempt: 1,
             max_attempts: 1,
             payload: json!({ "urls": urls }).to_string().into_bytes(),
+            trace: None,
         };
         let limits = Limits::default();
         let started = Instant::now();

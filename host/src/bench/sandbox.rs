@@ -41,6 +41,7 @@ pub async fn instantiate_and_call(
             attempt: 1,
             max_attempts: 1,
             payload: br#"{"hello":"world"}"#.to_vec(),
+            trace: None,
         };
         let started = Instant::now();
         let report = sandbox

@@ -12,6 +12,9 @@ use sluice_shared::units::parse_duration;
 use sluice_worker::services::retention::RetentionConfig;
 use sluice_worker::services::scheduler::SchedulerConfig;
 
+/// Every default is the service's own (`SchedulerConfig`, `RetentionConfig`,
+/// `RetentionPolicy`): `flag_defaults_are_the_services_defaults` holds them together, so
+/// a default is changed in the library and here.
 #[derive(Clone, Debug, clap::Args)]
 pub struct BackgroundArgs {
     /// Do not fire cron schedules from this host.
@@ -105,4 +108,74 @@ pub async fn run_standalone(store: Store, args: SchedulerArgs) -> anyhow::Result
     };
     Host::run(store, config, shutdown).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(clap::Parser)]
+    struct Background {
+        #[command(flatten)]
+        args: BackgroundArgs,
+    }
+
+    fn parse(flags: &[&str]) -> Result<BackgroundArgs, String> {
+        Background::try_parse_from(std::iter::once("sluice").chain(flags.iter().copied()))
+            .map(|parsed| parsed.args)
+            .map_err(|error| error.to_string())
+    }
+
+    #[test]
+    fn flag_defaults_are_the_services_defaults() {
+        let (scheduler, retention) = services(&parse(&[]).unwrap(), "h1");
+        let scheduler = scheduler.expect("the scheduler runs by default");
+        let defaults = SchedulerConfig::default();
+        assert_eq!(scheduler.idle_interval, defaults.idle_interval);
+        assert_eq!(scheduler.batch, defaults.batch);
+        assert_eq!(scheduler.retry_delay, defaults.retry_delay);
+        let retention = retention.expect("retention runs by default");
+        let defaults = RetentionConfig::new("h1");
+        assert_eq!(retention.interval, defaults.interval);
+        assert_eq!(retention.policy, defaults.policy);
+        assert_eq!(retention.host, "h1");
+    }
+
+    #[test]
+    fn each_flag_reaches_its_service_and_the_no_flags_turn_them_off() {
+        let args = parse(&[
+            "--scheduler-interval",
+            "3s",
+            "--retention-interval",
+            "10m",
+            "--retain-completed",
+            "1h",
+            "--retain-dead",
+            "2days",
+            "--retention-batch",
+            "50",
+        ])
+        .unwrap();
+        let (scheduler, retention) = services(&args, "h1");
+        assert_eq!(scheduler.unwrap().idle_interval, Duration::from_secs(3));
+        let retention = retention.unwrap();
+        assert_eq!(retention.interval, Duration::from_secs(600));
+        assert_eq!(
+            retention.policy,
+            RetentionPolicy {
+                completed: Duration::from_secs(3600),
+                dead: Duration::from_secs(2 * 24 * 3600),
+                batch_size: 50,
+            }
+        );
+        let (scheduler, retention) =
+            services(&parse(&["--no-scheduler", "--no-retention"]).unwrap(), "h1");
+        assert!(scheduler.is_none() && retention.is_none());
+        for bad in ["0", "100001"] {
+            let error = parse(&["--retention-batch", bad]).unwrap_err();
+            assert!(error.contains("--retention-batch"), "{bad}: {error}");
+        }
+    }
 }

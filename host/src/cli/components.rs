@@ -337,3 +337,30 @@ fn allow_text(entries: &[String]) -> String {
         entries.join(" ")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(clap::Parser)]
+    struct Component {
+        #[command(subcommand)]
+        command: ComponentCommand,
+    }
+
+    /// `component push`'s limit is the one `sluice serve` applies to tenants without
+    /// their own (`ServeConfig::default_max_component_bytes`).
+    #[test]
+    fn the_push_size_limits_default_is_the_apis() {
+        let parsed = Component::try_parse_from(["component", "push", "a.wasm"]).unwrap();
+        let ComponentCommand::Push { max_size, .. } = parsed.command else {
+            panic!("parsed as another command");
+        };
+        assert_eq!(
+            max_size,
+            sluice_http::app_state::ServeConfig::default().default_max_component_bytes
+        );
+    }
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use chrono::{DateTime, Utc};
-use sluice_store::{Enqueued, KeyScope, NewJob, RunAt, Store};
+use sluice_store::{Enqueued, KeyScope, NewJob, RunAt, Store, TraceHeaders};
 
 use super::output::Printer;
 use super::{Global, read_file};
@@ -59,6 +59,13 @@ pub struct EnqueueArgs {
     /// With --bulk, every job of the file gets it.
     #[arg(long, value_name = "KEY")]
     pub concurrency_key: Option<String>,
+    /// A W3C `traceparent` (`00-<trace id>-<parent id>-<flags>`): the job's attempts
+    /// continue that trace (docs/observability.md). With --bulk, every job of the file.
+    #[arg(long, value_name = "TRACEPARENT")]
+    pub traceparent: Option<String>,
+    /// The W3C `tracestate` that goes with --traceparent (dropped if malformed).
+    #[arg(long, value_name = "TRACESTATE", requires = "traceparent")]
+    pub tracestate: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -102,6 +109,12 @@ pub async fn run(
         parent: None,
         concurrency_key: args.concurrency_key.clone(),
         id: None,
+        trace: args
+            .traceparent
+            .as_deref()
+            .map(|parent| TraceHeaders::new(parent, args.tracestate.as_deref()))
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--traceparent: {e}"))?,
     };
     if let Some(path) = &args.bulk {
         return enqueue_bulk(store, printer, template, path).await;

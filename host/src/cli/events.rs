@@ -50,6 +50,7 @@ pub async fn run(
                     &event_type,
                     &payload,
                     idempotency_key.as_deref(),
+                    None,
                 )
                 .await?;
             let sent = EventAccepted {

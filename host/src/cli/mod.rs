@@ -233,7 +233,7 @@ async fn connect(global: &Global, application_name: &str) -> anyhow::Result<Stor
     let url = global.database_url.as_deref().context(
         "no database given: set DATABASE_URL or pass --database-url postgres://user@host/db",
     )?;
-    Store::connect_with(url, application_name, 10).await
+    Ok(Store::connect_with(url, application_name, 10).await?)
 }
 
 /// What this process's connections say in `pg_stat_activity` (unless the URL sets

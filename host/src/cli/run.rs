@@ -124,6 +124,7 @@ pub async fn run(global: &Global, printer: &Printer, args: RunArgs) -> anyhow::R
         attempt: args.attempt,
         max_attempts: args.max_attempts.max(args.attempt),
         payload,
+        trace: None,
     };
     let cancel = crate::signals::shutdown_on_signal("cancelling the attempt");
     let report = sandbox

@@ -90,17 +90,7 @@ pub async fn run(
     let tenant = global.tenant.as_str();
     match command {
         SchedulesCommand::Create(args) => {
-            let spec = NewSchedule {
-                tz: args.tz,
-                payload: args.payload.into_bytes(),
-                priority: args.priority,
-                max_attempts: args.max_attempts,
-                jitter: args.jitter,
-                catch_up: args.catch_up.into(),
-                max_catch_up: args.max_catch_up,
-                ..NewSchedule::new(tenant, args.name, args.cron, args.job_type)
-            };
-            let schedule = store.create_schedule(&spec).await?;
+            let schedule = store.create_schedule(&new_schedule(tenant, args)).await?;
             print_one(printer, schedule);
         }
         SchedulesCommand::List => {
@@ -155,6 +145,21 @@ pub async fn run(
     Ok(())
 }
 
+/// The schedule `sluice schedules create` asks for; a flag left out is
+/// [`NewSchedule::new`]'s default (`flag_defaults_are_new_schedules_defaults`).
+fn new_schedule(tenant: &str, args: CreateArgs) -> NewSchedule {
+    NewSchedule {
+        tz: args.tz,
+        payload: args.payload.into_bytes(),
+        priority: args.priority,
+        max_attempts: args.max_attempts,
+        jitter: args.jitter,
+        catch_up: args.catch_up.into(),
+        max_catch_up: args.max_catch_up,
+        ..NewSchedule::new(tenant, args.name, args.cron, args.job_type)
+    }
+}
+
 fn print_one(printer: &Printer, s: ScheduleRecord) {
     let fields = [
         ("schedule", s.name.clone()),
@@ -202,4 +207,28 @@ fn not_found(name: &str, tenant: &str) -> anyhow::Error {
     anyhow::anyhow!(
         "schedule `{name}` not found for tenant `{tenant}`; `sluice schedules list` shows its schedules"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(clap::Parser)]
+    struct Create {
+        #[command(flatten)]
+        args: CreateArgs,
+    }
+
+    #[test]
+    fn flag_defaults_are_new_schedules_defaults() {
+        let args = Create::try_parse_from(["create", "nightly", "--cron", "@daily", "--type", "t"])
+            .unwrap()
+            .args;
+        assert_eq!(
+            new_schedule("acme", args),
+            NewSchedule::new("acme", "nightly", "@daily", "t")
+        );
+    }
 }

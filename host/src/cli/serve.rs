@@ -12,6 +12,9 @@ use sluice_http::app_state::{AppState, ServeConfig};
 use sluice_http::serve;
 use sluice_shared::units::{parse_duration, parse_size};
 
+/// Every default is the library's own (`ServeConfig::default()`,
+/// `serve::DEFAULT_HEADER_TIMEOUT`): `flag_defaults_are_the_apis_defaults` holds them
+/// together.
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
     /// Address to listen on.
@@ -85,6 +88,7 @@ pub async fn run(store: Store, global: &super::Global, args: ServeArgs) -> anyho
         ..SandboxConfig::default()
     })
     .context("start the sandbox that validates uploads")?;
+    let tracer = crate::traces::from_env("sluice-api")?;
     let state = AppState::new(
         store,
         sandbox,
@@ -97,6 +101,7 @@ pub async fn run(store: Store, global: &super::Global, args: ServeArgs) -> anyho
             body_timeout: args.body_timeout,
             secrets: global.keyring()?,
             max_job_wait: args.max_wait,
+            tracer: tracer.clone(),
         },
     );
     let listener = tokio::net::TcpListener::bind(args.listen)
@@ -112,6 +117,36 @@ pub async fn run(store: Store, global: &super::Global, args: ServeArgs) -> anyho
     serve::serve_with(listener, serve::app(state), args.header_timeout, stopping)
         .await
         .context("serve HTTP")?;
+    crate::traces::flush(&tracer).await;
     info!("HTTP API stopped");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(clap::Parser)]
+    struct Serve {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    #[test]
+    fn flag_defaults_are_the_apis_defaults() {
+        let args = Serve::try_parse_from(["serve"]).unwrap().args;
+        let defaults = ServeConfig::default();
+        assert_eq!(
+            args.max_component_size,
+            defaults.default_max_component_bytes
+        );
+        assert_eq!(args.max_request_body, defaults.max_request_body as u64);
+        assert_eq!(args.body_timeout, defaults.body_timeout);
+        assert_eq!(args.max_wait, defaults.max_job_wait);
+        assert_eq!(args.max_wait, sluice_http::api::MAX_JOB_WAIT);
+        assert_eq!(args.header_timeout, serve::DEFAULT_HEADER_TIMEOUT);
+        assert!(!args.metrics_auth && !defaults.metrics_require_admin);
+    }
 }

@@ -216,6 +216,7 @@ pub async fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
             attempt: case.attempt.max(1),
             max_attempts: case.attempt.max(3),
             payload,
+            trace: None,
         };
         let grants = Grants {
             http: Some(recorded_grant(http)),

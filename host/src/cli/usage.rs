@@ -115,3 +115,26 @@ fn render(view: &UsageView) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(clap::Parser)]
+    struct Usage {
+        #[command(flatten)]
+        args: UsageArgs,
+    }
+
+    /// Without `--since` the window is the API's default one (`UsageWindow::new`).
+    #[test]
+    fn the_since_flags_default_is_the_apis() {
+        let args = Usage::try_parse_from(["usage"]).unwrap().args;
+        let now = Utc::now();
+        let from_flags = UsageWindow::parse(Some(&args.since), None, None, now).unwrap();
+        let api = UsageWindow::new(None, None, Default::default(), now);
+        assert_eq!(from_flags.since, api.since);
+    }
+}

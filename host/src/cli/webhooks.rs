@@ -356,3 +356,25 @@ fn print_deliveries(printer: &Printer, deliveries: Vec<DeliveryView>) {
         std::convert::identity,
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(clap::Parser)]
+    struct Webhooks {
+        #[command(subcommand)]
+        command: WebhooksCommand,
+    }
+
+    #[test]
+    fn the_grace_flags_default_is_the_libraries() {
+        let parsed = Webhooks::try_parse_from(["webhooks", "rotate-secret", "wh_1"]).unwrap();
+        let WebhooksCommand::RotateSecret { grace: text, .. } = parsed.command else {
+            panic!("parsed as another command");
+        };
+        assert_eq!(grace("--grace", &text), Ok(hooks::DEFAULT_ROTATION_GRACE));
+    }
+}

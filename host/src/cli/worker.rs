@@ -172,6 +172,9 @@ pub async fn run(
     );
     let mut config = worker_config(&args, worker_id.clone());
     config.secrets = keyring;
+    let tracer = crate::traces::from_env("sluice-worker")?;
+    config.tracer = tracer.clone();
+    config.metrics.watch_tracer(&tracer);
 
     let (scheduler, retention) = super::background::services(&args.background, &worker_id);
     let max_contract = sandbox.config().max_contract;
@@ -195,6 +198,7 @@ pub async fn run(
         metrics_listen: args.metrics_listen,
     };
     let summary = Host::run(store, host, shutdown).await;
+    crate::traces::flush(&tracer).await;
     let summary = summary?.expect("a worker ran");
     printer.value(
         &summary,
@@ -204,6 +208,7 @@ pub async fn run(
             ("dead", summary.dead.to_string()),
             ("cancelled", summary.cancelled.to_string()),
             ("released", summary.released.to_string()),
+            ("dropped", summary.dropped.to_string()),
         ],
     );
     if summary.abandoned > 0 {

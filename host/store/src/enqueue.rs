@@ -14,6 +14,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 
+use crate::trace_headers::{TraceHeaders, check_traceparent};
 use crate::types::KeyScope;
 use crate::validate::{validate_job_type_name, validate_tenant_id};
 use crate::{Store, StoreError, text, time_range};
@@ -60,6 +61,9 @@ pub struct NewJob {
     /// The job's id when it was reserved beforehand (`Store::reserve_job_ids`: a
     /// follow-up job whose id the guest got when it asked); `None` draws a new one.
     pub id: Option<i64>,
+    /// The W3C trace context the job continues (docs/observability.md): its attempts
+    /// are spans of that trace. Checked by [`NewJob::validate`].
+    pub trace: Option<TraceHeaders>,
 }
 
 /// Where a follow-up job came from: its parent job and its place (0, 1, ...) among the
@@ -91,7 +95,14 @@ impl NewJob {
             parent: None,
             concurrency_key: None,
             id: None,
+            trace: None,
         }
+    }
+
+    /// Sets the trace context the job continues.
+    pub fn with_trace(mut self, trace: TraceHeaders) -> Self {
+        self.trace = Some(trace);
+        self
     }
 
     /// Sets the job's concurrency key (docs/flow-control.md).
@@ -146,6 +157,8 @@ const ENQUEUE_JOBS: &str = include_str!("../sql/enqueue/enqueue_jobs.sql");
 const ENQUEUE_KEYED_JOBS: &str = include_str!("../sql/enqueue/enqueue_keyed_jobs.sql");
 /// The same with reserved ids (migration 0027), for batches that carry one.
 const ENQUEUE_RESERVED_JOBS: &str = include_str!("../sql/enqueue/enqueue_reserved_jobs.sql");
+/// The same with trace context (migration 0034), for batches that carry one.
+const ENQUEUE_TRACED_JOBS: &str = include_str!("../sql/enqueue/enqueue_traced_jobs.sql");
 
 /// The single result row of `sluice.enqueue_jobs(...)`.
 #[derive(sqlx::FromRow)]
@@ -213,6 +226,9 @@ fn validate(job: &NewJob) -> Result<(), StoreError> {
             });
         }
         text::check("concurrency_key", key)?;
+    }
+    if let Some(trace) = &job.trace {
+        check_traceparent(&trace.traceparent)?;
     }
     if let Some(id) = job.id
         && id < 1
@@ -399,10 +415,21 @@ impl Store {
         let reserved: Option<Vec<Option<i64>>> = rows()
             .any(|j| j.id.is_some())
             .then(|| rows().map(|j| j.id).collect());
-        let statement = match (&reserved, &concurrency_key) {
-            (Some(_), _) => ENQUEUE_RESERVED_JOBS,
-            (None, Some(_)) => ENQUEUE_KEYED_JOBS,
-            (None, None) => ENQUEUE_JOBS,
+        let traceparent: Option<Vec<Option<&str>>> = rows().any(|j| j.trace.is_some()).then(|| {
+            rows()
+                .map(|j| j.trace.as_ref().map(|t| t.traceparent.as_str()))
+                .collect()
+        });
+        let tracestate: Option<Vec<Option<&str>>> = traceparent.as_ref().map(|_| {
+            rows()
+                .map(|j| j.trace.as_ref().and_then(|t| t.tracestate.as_deref()))
+                .collect()
+        });
+        let statement = match (&traceparent, &reserved, &concurrency_key) {
+            (Some(_), _, _) => ENQUEUE_TRACED_JOBS,
+            (None, Some(_), _) => ENQUEUE_RESERVED_JOBS,
+            (None, None, Some(_)) => ENQUEUE_KEYED_JOBS,
+            (None, None, None) => ENQUEUE_JOBS,
         };
         let query = sqlx::query_as(statement)
             .bind(tenant)
@@ -417,10 +444,11 @@ impl Store {
             .bind(self.default_max_payload_bytes)
             .bind(parent_id)
             .bind(parent_seq);
-        let query = match (reserved, concurrency_key) {
-            (Some(ids), keys) => query.bind(keys).bind(ids),
-            (None, Some(keys)) => query.bind(keys),
-            (None, None) => query,
+        let query = match (traceparent, reserved, concurrency_key) {
+            (Some(parents), ids, keys) => query.bind(keys).bind(ids).bind(parents).bind(tracestate),
+            (None, Some(ids), keys) => query.bind(keys).bind(ids),
+            (None, None, Some(keys)) => query.bind(keys),
+            (None, None, None) => query,
         };
         let row: EnqueueRow = query.fetch_one(conn).await?;
         Ok(row)

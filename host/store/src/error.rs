@@ -1,7 +1,8 @@
 //! The store's error type: one variant per case a caller must branch on.
 //!
 //! Owns: [`StoreError`] (with [`LiveWorker`], what `WorkerIdInUse` carries) and the
-//! mapping of Postgres error codes onto it.
+//! mapping of Postgres error codes onto it; [`ConnectError`], why opening connections
+//! failed.
 //! Must not: log (errors are logged where they are handled, not where they pass).
 
 use std::time::Duration;
@@ -206,6 +207,49 @@ fn schema_mismatch_message(database: Option<i64>, binary: i64) -> String {
             "the database schema is at migration {db}, newer than this sluice knows ({binary}): run the newer sluice binary"
         ),
     }
+}
+
+/// Why opening connections to the database failed ([`Store::connect`],
+/// [`Store::listen_at`]): the URL, a file it names, or the servers it names. Each
+/// message is whole (it names the URL parameter or server setting to change), so it is
+/// printed as is.
+///
+/// [`Store::connect`]: crate::Store::connect
+/// [`Store::listen_at`]: crate::Store::listen_at
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// The URL cannot be used as written: not a `postgres://` connection string, an
+    /// unsupported `target_session_attrs`, or TLS settings that contradict each other.
+    #[error("{0}")]
+    BadUrl(String),
+
+    /// A file the URL names (`sslrootcert`, `sslcert`, `sslkey`) cannot be read.
+    #[error("{key}={path} in the database URL: cannot read the file: {error}")]
+    UnreadableFile {
+        /// The URL parameter.
+        key: String,
+        /// The file it names (percent-decoded).
+        path: String,
+        /// Why it cannot be read.
+        error: std::io::Error,
+    },
+
+    /// No host of the URL could be used. The message says why each one failed:
+    /// refused, unknown host, authentication, a certificate (with the parameter to
+    /// change), read-only when the URL asks for writes, or no answer in time.
+    #[error("{0}")]
+    Unreachable(String),
+
+    /// A host passed the first connection, but the pool (or a listener) could not open
+    /// or use its own.
+    #[error("connect to the Sluice database at {addresses}: {error}")]
+    Pool {
+        /// The URL's hosts, `host:port` (or socket path), comma-separated.
+        addresses: String,
+        /// What the driver said.
+        error: sqlx::Error,
+    },
 }
 
 /// The live process holding an id that another asked for

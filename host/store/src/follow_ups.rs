@@ -217,6 +217,7 @@ pub(crate) async fn send_events(
             &request.event_type,
             &request.payload,
             request.idempotency_key.as_deref(),
+            child.trace.as_ref(),
         )
         .await
         .map_err(|e| (parent, e))?;

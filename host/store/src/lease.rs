@@ -10,6 +10,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::trace_headers::TraceHeaders;
 use crate::types::Lease;
 use crate::{Store, StoreError, micros};
 
@@ -60,6 +61,11 @@ pub struct ClaimedJob {
     pub lease: Lease,
     /// Database time at which the lease expires unless extended.
     pub locked_until: DateTime<Utc>,
+    /// The trace context the job was enqueued with (migration 0034; `None` on a
+    /// database or enqueue without one).
+    pub trace: Option<TraceHeaders>,
+    /// When the job was due (its `run_at` as claimed): the attempt waited from then.
+    pub due_at: DateTime<Utc>,
 }
 
 /// Result of a heartbeat.
@@ -94,6 +100,9 @@ struct ClaimRow {
     max_attempts: i32,
     lease_token: Uuid,
     locked_until: DateTime<Utc>,
+    traceparent: Option<String>,
+    tracestate: Option<String>,
+    due_at: DateTime<Utc>,
 }
 
 impl Store {
@@ -143,6 +152,11 @@ impl Store {
                     token: r.lease_token,
                 },
                 locked_until: r.locked_until,
+                trace: r.traceparent.map(|traceparent| TraceHeaders {
+                    traceparent,
+                    tracestate: r.tracestate,
+                }),
+                due_at: r.due_at,
             })
             .collect())
     }

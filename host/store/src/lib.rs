@@ -18,8 +18,8 @@
 //! Modules import downward only, through two layers (a module imports from its own
 //! layer and the one below, never in a circle; `tests/it/module_order.rs` checks):
 //! 1. `*`: the families of operations, each a block of methods of the store
-//! 2. `error`, `types`, `validate`, `text`, `time_range`: the vocabulary and checks they
-//!    share, with no SQL
+//! 2. `error`, `types`, `validate`, `text`, `time_range`, `trace_headers`: the vocabulary
+//!    and checks they share, with no SQL
 
 #![warn(missing_docs)]
 
@@ -59,6 +59,7 @@ pub mod testkit;
 mod text;
 mod time_range;
 mod tokens;
+mod trace_headers;
 mod types;
 mod ui_sessions;
 mod usage;
@@ -85,7 +86,7 @@ pub use attempt_logs::{AttemptLog, AttemptLogRecord, dropped_line};
 pub use children::{ChildOutcome, MAX_RESERVED_IDS};
 pub use components::{ComponentRecord, NewComponent};
 pub use enqueue::{Enqueued, NewJob, Parent, RunAt};
-pub use error::{LiveWorker, StoreError};
+pub use error::{ConnectError, LiveWorker, StoreError};
 pub use finish::{Completion, FailResult, Failure};
 pub use finish_waits::{FALLBACK_POLL, FINISHED_CHANNEL, FinishWaits, SAFETY_POLL};
 pub use flow::{FlowChange, FlowLimits, FlowSettings, Rate};
@@ -114,6 +115,7 @@ pub use tenants::{TenantLimits, TenantRecord};
 pub use text::json_nul_at;
 pub use time_range::{MAX_DELAY, RUN_AT_MAX, RUN_AT_MIN};
 pub use tokens::{NewToken, TOKEN_PREFIX, TokenIdentity, TokenRecord, token_hash};
+pub use trace_headers::TraceHeaders;
 pub use types::{AttemptOutcome, Backoff, JobState, KeyScope, Lease, priority};
 pub use ui_sessions::{UiIdentity, UiSession};
 pub use usage::{UsageCounts, UsageDelta, UsageGrouping, UsageRow};
@@ -158,7 +160,7 @@ pub const DEFAULT_APPLICATION_NAME: &str = "sluice";
 impl Store {
     /// Connects a pool of 10 to `url`, named [`DEFAULT_APPLICATION_NAME`] in
     /// `pg_stat_activity` unless the URL sets `application_name`.
-    pub async fn connect(url: &str) -> anyhow::Result<Store> {
+    pub async fn connect(url: &str) -> Result<Store, ConnectError> {
         Self::connect_with(url, DEFAULT_APPLICATION_NAME, 10).await
     }
 
@@ -171,7 +173,7 @@ impl Store {
         url: &str,
         application_name: &str,
         max_connections: u32,
-    ) -> anyhow::Result<Store> {
+    ) -> Result<Store, ConnectError> {
         let opened = connect::open(url, application_name, max_connections, CONNECT_TIMEOUT).await?;
         Ok(Store {
             _watcher: opened.watcher,

@@ -12,6 +12,7 @@ use std::time::Duration;
 use sqlx::postgres::PgListener;
 use tokio_util::sync::DropGuard;
 
+use crate::error::ConnectError;
 use crate::{Store, StoreError, connect};
 
 /// Notified by statements that make jobs pending: enqueue, release, reap, retry, and a
@@ -112,27 +113,41 @@ impl Store {
     /// transaction mode drops LISTEN), `url` names the database directly. It takes every
     /// form `DATABASE_URL` takes (TLS, several hosts: it follows the primary), and the
     /// store's `application_name` unless `url` sets one.
-    pub async fn listen_at(&self, url: &str) -> anyhow::Result<StoreListener> {
-        let (mut inner, watcher) = self.listener_at(url).await?;
-        inner.listen_all([JOBS_CHANNEL, CANCEL_CHANNEL]).await?;
+    pub async fn listen_at(&self, url: &str) -> Result<StoreListener, ConnectError> {
+        let (inner, watcher) = self
+            .listener_at(url, &[JOBS_CHANNEL, CANCEL_CHANNEL])
+            .await?;
         Ok(StoreListener {
             inner,
             _watcher: watcher,
         })
     }
 
-    /// A listening connection of its own to `url` (listening on nothing yet), and the
+    /// A listening connection of its own to `url`, listening on `channels`, and the
     /// failover watcher that keeps it on the primary.
     pub(crate) async fn listener_at(
         &self,
         url: &str,
-    ) -> anyhow::Result<(PgListener, Option<Arc<DropGuard>>)> {
+        channels: &[&str],
+    ) -> Result<(PgListener, Option<Arc<DropGuard>>), ConnectError> {
         let options = self.pool.connect_options();
         let name = options
             .get_application_name()
             .unwrap_or(crate::DEFAULT_APPLICATION_NAME);
         let opened = connect::open(url, name, 1, crate::CONNECT_TIMEOUT).await?;
-        let inner = PgListener::connect_with(&opened.pool).await?;
+        let failed = |error| ConnectError::Pool {
+            addresses: opened.addresses.clone(),
+            error,
+        };
+        let mut inner = PgListener::connect_with(&opened.pool)
+            .await
+            .map_err(failed)?;
+        if !channels.is_empty() {
+            inner
+                .listen_all(channels.iter().copied())
+                .await
+                .map_err(failed)?;
+        }
         Ok((inner, opened.watcher))
     }
 
@@ -140,7 +155,7 @@ impl Store {
     /// ([`Store::with_direct_url`]), else one of the pool's.
     pub(crate) async fn listener(&self) -> anyhow::Result<(PgListener, Option<Arc<DropGuard>>)> {
         match &self.direct_url {
-            Some(url) => self.listener_at(url).await,
+            Some(url) => Ok(self.listener_at(url, &[]).await?),
             None => Ok((PgListener::connect_with(&self.pool).await?, None)),
         }
     }

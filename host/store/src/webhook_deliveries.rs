@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
+use crate::trace_headers::{TraceHeaders, check_traceparent};
 use crate::webhooks::SealedValue;
 use crate::{Store, StoreError, micros, text};
 
@@ -163,8 +164,12 @@ impl Store {
         event_type: &str,
         payload: &serde_json::Value,
         idempotency_key: Option<&str>,
+        trace: Option<&TraceHeaders>,
     ) -> Result<i64, StoreError> {
         crate::webhook_rules::validate_event_type(event_type)?;
+        if let Some(trace) = trace {
+            check_traceparent(&trace.traceparent)?;
+        }
         text::check_json("payload", payload)?;
         if let Some(key) = idempotency_key {
             check_key(key)?;
@@ -173,7 +178,15 @@ impl Store {
             return Err(StoreError::UnknownTenant(tenant.to_owned()));
         }
         let mut conn = self.pool.acquire().await?;
-        send_event_on(&mut conn, tenant, event_type, payload, idempotency_key).await
+        send_event_on(
+            &mut conn,
+            tenant,
+            event_type,
+            payload,
+            idempotency_key,
+            trace,
+        )
+        .await
     }
 
     /// Sends a `sluice.test` event to endpoint `id` only. Returns (event, delivery).
@@ -332,12 +345,15 @@ pub(crate) async fn send_event_on(
     event_type: &str,
     payload: &serde_json::Value,
     idempotency_key: Option<&str>,
+    trace: Option<&TraceHeaders>,
 ) -> Result<i64, StoreError> {
     sqlx::query_scalar(SEND_EVENT)
         .bind(tenant)
         .bind(event_type)
         .bind(sqlx::types::Json(payload))
         .bind(idempotency_key)
+        .bind(trace.map(|t| t.traceparent.as_str()))
+        .bind(trace.and_then(|t| t.tracestate.as_deref()))
         .fetch_one(conn)
         .await
         .map_err(|err| send_error(err, tenant))

@@ -68,6 +68,7 @@ pub(super) struct AttemptContext {
     pub(super) registry: Arc<Registry>,
     pub(super) metrics: Metrics,
     pub(super) usage: UsageMeter,
+    pub(super) tracer: sluice_trace::Tracer,
 }
 
 /// Dropped when an attempt's run ends (or the attempt ends before reaching it): tells

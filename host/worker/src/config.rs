@@ -57,6 +57,9 @@ pub struct WorkerConfig {
     pub metrics: Metrics,
     /// The operator's secrets keys (`None`: none; types granted secrets are not claimed).
     pub secrets: Option<sluice_secrets::Keyring>,
+    /// Where attempt spans go (docs/observability.md); disabled by default. Jobs that
+    /// carry a trace context continue it whether or not this exports.
+    pub tracer: sluice_trace::Tracer,
 }
 
 impl WorkerConfig {
@@ -96,6 +99,7 @@ impl WorkerConfig {
             limits: Limits::default(),
             metrics: Metrics::default(),
             secrets: None,
+            tracer: sluice_trace::Tracer::disabled(),
         }
     }
 }

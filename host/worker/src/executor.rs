@@ -14,6 +14,7 @@ use sluice_store::{
 use tracing::{Instrument, info, warn};
 
 use super::attempt::{AttemptContext, Executing, Interrupt, StopReason, record, span as job_span};
+use super::attempt_trace::AttemptSpan;
 use super::completer::{Recorded, Transition};
 use super::durable;
 use super::follow_ups::to_new_job;
@@ -105,8 +106,12 @@ pub(super) async fn run_attempt(
         registry,
         metrics,
         usage,
+        tracer,
     } = ctx;
     let _in_progress = metrics.attempt_started();
+    let mut traced = AttemptSpan::start(&tracer, &job, "attempt");
+    let mut fuel = None;
+    let mut error = None;
     let ClaimedJob {
         id,
         tenant,
@@ -153,6 +158,7 @@ pub(super) async fn run_attempt(
                 attempt: attempt as u32,
                 max_attempts: max_attempts as u32,
                 payload,
+                trace: traced.sandbox.take(),
             };
             let report = registry
                 .sandbox()
@@ -171,6 +177,10 @@ pub(super) async fn run_attempt(
                 durable::give_back(registry.store(), &report, id, lease.token).await;
             }
             let fuel_used = Some(report.fuel_used.min(i64::MAX as u64) as i64);
+            fuel = Some(report.fuel_used);
+            if let Outcome::Failed(failure) = &report.outcome {
+                error = Some(failure.reason());
+            }
             let RunReport {
                 outcome,
                 logs,
@@ -221,6 +231,11 @@ pub(super) async fn run_attempt(
         }
     };
     metrics.attempt_recorded(&tenant, &job_type, attempt, recorded);
+    traced.end(
+        recorded.map_or("lost", AttemptOutcome::as_str),
+        fuel,
+        error.as_deref(),
+    );
     recorded
 }
 

@@ -141,6 +141,8 @@ mod tests {
                 token: Uuid::nil(),
             },
             locked_until: Utc::now(),
+            trace: None,
+            due_at: Utc::now(),
         }
     }
 

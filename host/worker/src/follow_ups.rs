@@ -16,7 +16,9 @@ use chrono::DateTime;
 use sluice_sandbox::{
     CheckFuture, FollowUp, FollowUpCheck, FollowUpGrant, FollowUpRefusal, ReserveFuture,
 };
-use sluice_store::{EVENT_JOB_TYPE, EventRequest, KeyScope, NewJob, RunAt, TenantRecord, priority};
+use sluice_store::{
+    EVENT_JOB_TYPE, EventRequest, KeyScope, NewJob, RunAt, TenantRecord, TraceHeaders, priority,
+};
 
 /// Follow-up jobs one attempt may enqueue when its tenant sets no cap.
 pub const DEFAULT_MAX_FOLLOW_UPS: u32 = 1000;
@@ -87,6 +89,10 @@ fn new_job(tenant: &str, follow_up: &FollowUp, payload: Vec<u8>) -> Result<NewJo
         job = job.with_idempotency_key(key.clone(), KeyScope::Retained);
     }
     job.concurrency_key = follow_up.concurrency_key.clone();
+    job.trace = follow_up.trace.as_ref().map(|context| TraceHeaders {
+        traceparent: context.traceparent(),
+        tracestate: context.state.clone(),
+    });
     // An event's id is 0: it names no job.
     job.id = follow_up
         .id

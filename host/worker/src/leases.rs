@@ -17,7 +17,7 @@ use tracing::warn;
 use super::attempt::StopReason;
 use super::completer::{Completer, Transition};
 use super::config::WorkerConfig;
-use super::slots::{Phase, Running};
+use super::slots::{HeldJob, Phase};
 use sluice_shared::metrics::StoreOperation;
 
 /// How soon a failed heartbeat is tried again (never later than its normal interval).
@@ -43,10 +43,10 @@ pub(super) struct LeaseNews {
 
 impl Renewal {
     /// A snapshot of the held jobs' leases.
-    pub(super) fn of(config: &WorkerConfig, running: &HashMap<i64, Running>) -> Renewal {
+    pub(super) fn of(config: &WorkerConfig, jobs: &HashMap<i64, HeldJob>) -> Renewal {
         let short = config.claim_lease();
         let (mut started, mut queued) = (Vec::new(), Vec::new());
-        for job in running.values() {
+        for job in jobs.values() {
             if job.phase == Phase::Queued && short < config.lease {
                 queued.push(job.lease);
             } else {
@@ -89,15 +89,15 @@ impl Renewal {
 
 impl LeaseNews {
     /// Interrupts the attempts whose lease was lost or whose job was cancelled.
-    pub(super) fn interrupt(&self, running: &HashMap<i64, Running>) {
+    pub(super) fn interrupt(&self, jobs: &HashMap<i64, HeldJob>) {
         for id in &self.lost {
-            if let Some(job) = running.get(id) {
+            if let Some(job) = jobs.get(id) {
                 warn!(job_id = id, "lease lost; interrupting the attempt");
                 job.interrupt.stop(StopReason::LeaseLost);
             }
         }
         for id in &self.cancel_requested {
-            if let Some(job) = running.get(id) {
+            if let Some(job) = jobs.get(id) {
                 job.interrupt.stop(StopReason::Cancelled);
             }
         }
@@ -119,10 +119,10 @@ pub(super) async fn held_by(store: &Store, worker: &str) -> Option<Vec<Lease>> {
 /// that lease: a claim whose reply was lost (the connection broke after the commit), an
 /// attempt task that died without recording. Only meaningful when no claim was in
 /// flight since the database was asked.
-pub(super) fn orphans(held: Vec<Lease>, running: &HashMap<i64, Running>) -> Vec<Lease> {
+pub(super) fn orphans(held: Vec<Lease>, jobs: &HashMap<i64, HeldJob>) -> Vec<Lease> {
     held.into_iter()
         .filter(|lease| {
-            !running
+            !jobs
                 .get(&lease.job_id)
                 .is_some_and(|job| job.lease == *lease)
         })

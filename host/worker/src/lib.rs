@@ -19,7 +19,8 @@
 //! 3. `executor`, `webhook_attempt`: one attempt of a component, of a webhook delivery;
 //!    `durable`: a durable job's journal and pinned component, for `executor`;
 //!    `suspension`: a run that suspended, as the store records it
-//! 4. `attempt`: what every attempt shares (its context, interrupt, slot guard)
+//! 4. `attempt`: what every attempt shares (its context, interrupt, slot guard);
+//!    `attempt_trace`: its span
 //! 5. `registry`, `record_cache`, `follow_ups`: job types, tenants and components as
 //!    attempts need them, cached; the follow-up jobs a guest may ask for
 //! 6. `config`, `prefetch`, `wakeup`, `shutdown`, `journal_cap`, `type_limits`: the
@@ -30,6 +31,7 @@
 #![warn(missing_docs)]
 
 mod attempt;
+mod attempt_trace;
 mod beside;
 mod completer;
 mod config;
@@ -95,6 +97,7 @@ pub async fn run(
         ),
         metrics: config.metrics.clone(),
         usage: UsageMeter::start(store.clone()),
+        tracer: config.tracer.clone(),
     };
     let usage = ctx.usage.clone();
     let wakeups = Wakeups::start(&store, &config.listen, config.metrics.clone());

@@ -151,7 +151,7 @@ impl Producer {
     /// what remains when the budget is spent. Heartbeats and cancel notices go on.
     pub(super) async fn shutting_down(&mut self) {
         info!(
-            running = self.slots.held(),
+            running = self.slots.held_count(),
             "shutting down: no more claims; running attempts may finish within {:?}",
             self.config.shutdown.drain
         );
@@ -163,11 +163,11 @@ impl Producer {
             tokio::select! {
                 () = stop.drain_deadline() => {
                     stop.mark_interrupted();
-                    warn!(running = self.slots.held(), "drain deadline passed: interrupting attempts and releasing their jobs");
+                    warn!(running = self.slots.held_count(), "drain deadline passed: interrupting attempts and releasing their jobs");
                     self.slots.interrupt_all(StopReason::Shutdown);
                 }
                 () = stop.budget_spent() => {
-                    self.summary.abandoned = self.slots.held() as u64;
+                    self.summary.abandoned = self.slots.held_count() as u64;
                     warn!(abandoned = self.summary.abandoned, "shutdown budget spent: leaving the remaining jobs to the reaper");
                     self.slots.abort_all();
                     return;
@@ -260,7 +260,7 @@ impl Producer {
                 let now = Instant::now();
                 self.next_heartbeat = match news {
                     Some(news) => {
-                        news.interrupt(&self.slots.running);
+                        news.interrupt(&self.slots.held);
                         // The orphan check compares the database with the held jobs,
                         // which are incomplete while a claim is in flight.
                         if !self.plan.claiming() {
@@ -287,7 +287,7 @@ impl Producer {
                     }
                     return None;
                 };
-                let orphans = leases::orphans(held, &self.slots.running);
+                let orphans = leases::orphans(held, &self.slots.held);
                 if orphans.is_empty() {
                     if !(drain && self.slots.is_empty() && !self.stopping) {
                         return None;
@@ -430,7 +430,7 @@ impl Producer {
                 self.plan.look_by(Instant::now() + due_in);
             }
             Wake::Notice(Notice::CancelRequested(id)) => {
-                if let Some(job) = self.slots.running.get(&id) {
+                if let Some(job) = self.slots.held.get(&id) {
                     job.interrupt.stop(StopReason::Cancelled);
                 }
             }
@@ -478,7 +478,7 @@ impl Producer {
     /// Renews every held lease beside the loop; the reply interrupts what was lost or
     /// cancelled.
     fn beat(&mut self) {
-        let renewal = leases::Renewal::of(&self.config, &self.slots.running);
+        let renewal = leases::Renewal::of(&self.config, &self.slots.held);
         let (store, config) = (self.store.clone(), self.config.clone());
         self.beside.spawn(Call::Heartbeat, async move {
             Reply::Renewed(renewal.send(&store, &config).await)

@@ -24,8 +24,9 @@ use super::config::{WorkerConfig, WorkerSummary};
 use super::fair_queue::FairQueue;
 use super::{executor, webhook_attempt};
 
-/// One held job's lease and the handle that interrupts its attempt.
-pub(super) struct Running {
+/// One held job (queued, executing or recording: its [`Phase`]): its lease and the
+/// handle that interrupts its attempt.
+pub(super) struct HeldJob {
     pub(super) lease: Lease,
     pub(super) tenant: String,
     pub(super) interrupt: Interrupt,
@@ -60,8 +61,8 @@ type Joined = Result<(tokio::task::Id, Recorded), tokio::task::JoinError>;
 
 pub(super) struct Slots {
     tasks: JoinSet<Recorded>,
-    /// Every held job by id: queued, executing or recording.
-    pub(super) running: HashMap<i64, Running>,
+    /// Every held job by id, in any phase.
+    pub(super) held: HashMap<i64, HeldJob>,
     task_jobs: HashMap<tokio::task::Id, i64>,
     /// The prefetch queue, fair between tenants.
     queued: FairQueue,
@@ -77,7 +78,7 @@ impl Slots {
         let (ran_tx, ran_rx) = mpsc::unbounded_channel();
         Slots {
             tasks: JoinSet::new(),
-            running: HashMap::new(),
+            held: HashMap::new(),
             task_jobs: HashMap::new(),
             queued: FairQueue::default(),
             executing: 0,
@@ -134,14 +135,14 @@ impl Slots {
     /// Jobs that may still be claimed before the held ones (including those still
     /// recording) pass twice what executing and a queue of `depth` need.
     fn room(&self, config: &WorkerConfig, depth: usize) -> usize {
-        (2 * (config.concurrency + depth)).saturating_sub(self.running.len())
+        (2 * (config.concurrency + depth)).saturating_sub(self.held.len())
     }
 
     /// Takes a claimed job into the queue; `start_queued` runs it when a slot is free.
     pub(super) fn hold(&mut self, job: ClaimedJob) {
-        self.running.insert(
+        self.held.insert(
             job.id,
-            Running {
+            HeldJob {
                 lease: job.lease,
                 tenant: job.tenant.clone(),
                 interrupt: Interrupt::default(),
@@ -164,7 +165,7 @@ impl Slots {
             let Some(job) = next else {
                 break;
             };
-            let Some(held) = self.running.get_mut(&job.id) else {
+            let Some(held) = self.held.get_mut(&job.id) else {
                 self.queued.finished(&job.tenant);
                 continue;
             };
@@ -253,7 +254,7 @@ impl Slots {
     }
 
     fn stop_executing(&mut self, job_id: i64) {
-        if let Some(held) = self.running.get_mut(&job_id)
+        if let Some(held) = self.held.get_mut(&job_id)
             && held.phase == Phase::Executing
         {
             held.phase = Phase::Recording;
@@ -274,7 +275,7 @@ impl Slots {
                 // A task that died before its `Executing` guard was dropped still frees
                 // its slot here.
                 self.stop_executing(job_id);
-                self.running.remove(&job_id);
+                self.held.remove(&job_id);
             }
             match joined {
                 Ok((_, recorded)) => summary.count(recorded),
@@ -287,7 +288,7 @@ impl Slots {
     }
 
     pub(super) fn interrupt_all(&self, reason: StopReason) {
-        for job in self.running.values() {
+        for job in self.held.values() {
             job.interrupt.stop(reason);
         }
     }
@@ -297,12 +298,12 @@ impl Slots {
         self.tasks.abort_all();
     }
 
-    /// Jobs held in any state.
-    pub(super) fn held(&self) -> usize {
-        self.running.len()
+    /// Jobs held in any phase.
+    pub(super) fn held_count(&self) -> usize {
+        self.held.len()
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        self.running.is_empty()
+        self.held.is_empty()
     }
 }

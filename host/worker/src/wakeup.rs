@@ -178,7 +178,7 @@ async fn listen_loop(store: Store, listen: Listen, tx: mpsc::Sender<Wake>, state
     let mut fell_back = false;
     loop {
         let connected = match &listen {
-            Listen::Direct(url) => store.listen_at(url).await,
+            Listen::Direct(url) => store.listen_at(url).await.map_err(anyhow::Error::from),
             _ => store.listen().await.map_err(anyhow::Error::from),
         };
         match connected {

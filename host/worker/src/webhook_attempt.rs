@@ -10,10 +10,11 @@
 
 use std::time::Duration;
 
-use sluice_store::{Backoff, ClaimedJob, Completion, Failure, Lease};
+use sluice_store::{AttemptOutcome, Backoff, ClaimedJob, Completion, Failure, Lease};
 use tracing::Instrument;
 
 use super::attempt::{AttemptContext, Executing, Interrupt, StopReason, record, span as job_span};
+use super::attempt_trace::AttemptSpan;
 use super::completer::{Recorded, Transition};
 use super::registry::ResolveError;
 use sluice_shared::webhooks::deliver::{DeliveryJob, Sender, Verdict, deliver};
@@ -29,6 +30,7 @@ pub(super) async fn run(
     executing: Executing,
 ) -> Recorded {
     let _in_progress = ctx.metrics.attempt_started();
+    let traced = AttemptSpan::start(&ctx.tracer, &job, "deliver");
     let ClaimedJob {
         id,
         tenant,
@@ -43,12 +45,20 @@ pub(super) async fn run(
         tenant: &tenant,
         attempt,
         payload: &payload,
+        trace: traced
+            .context()
+            .map(|context| (context.traceparent(), context.state.clone())),
     };
-    let recorded = deliver_and_record(&ctx, &delivery, lease, &interrupt, executing)
+    let (recorded, error) = deliver_and_record(&ctx, &delivery, lease, &interrupt, executing)
         .instrument(job_span(id, &tenant, &job_type, attempt))
         .await;
     ctx.metrics
         .attempt_recorded(&tenant, &job_type, attempt, recorded);
+    traced.end(
+        recorded.map_or("lost", AttemptOutcome::as_str),
+        None,
+        error.as_deref(),
+    );
     recorded
 }
 
@@ -58,7 +68,7 @@ async fn deliver_and_record(
     lease: Lease,
     interrupt: &Interrupt,
     executing: Executing,
-) -> Recorded {
+) -> (Recorded, Option<String>) {
     let registry = &ctx.registry;
     let sending = async {
         let grant = match registry.webhook_grant(delivery.tenant).await {
@@ -79,6 +89,10 @@ async fn deliver_and_record(
         () = interrupt.stopped() => None,
     };
     drop(executing);
+    let error = match &verdict {
+        Some(Verdict::Retry { error, .. } | Verdict::Dead(error)) => Some(error.clone()),
+        _ => None,
+    };
     let next = match verdict {
         Some(verdict) => Some(transition(verdict, delivery.attempt)),
         None => match interrupt.reason() {
@@ -89,7 +103,7 @@ async fn deliver_and_record(
             }
         },
     };
-    record(&ctx.completer, lease, next).await
+    (record(&ctx.completer, lease, next).await, error)
 }
 
 /// The transition for a verdict of attempt `attempt`. Pure.

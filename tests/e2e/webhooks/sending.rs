@@ -114,7 +114,7 @@ async fn a_rolled_back_send_delivers_nothing(pool: PgPool) {
             .unwrap();
     let again = ctx
         .store
-        .send_event(TENANT, "invoice.paid", &json!({"id": 1}), key)
+        .send_event(TENANT, "invoice.paid", &json!({"id": 1}), key, None)
         .await
         .unwrap();
     assert_eq!(first, again, "one idempotency key, one event");

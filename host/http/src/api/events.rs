@@ -17,6 +17,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::auth::Caller;
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use super::state::AppState;
+use super::trace_context::IncomingTrace;
 use super::validate;
 use super::webhooks::endpoint_id;
 use sluice_wire::schemas;
@@ -65,6 +66,7 @@ pub struct DeliveriesParams {
 pub async fn send_event(
     State(state): State<AppState>,
     caller: Caller,
+    incoming: IncomingTrace,
     ApiJson(request): ApiJson<EventRequest>,
 ) -> Result<(StatusCode, Json<EventAccepted>), ApiError> {
     validate::text("type", &request.event_type)?;
@@ -72,13 +74,17 @@ pub async fn send_event(
     let payload = request.payload.unwrap_or_else(|| serde_json::json!({}));
     views::payload_text("payload", &payload).map_err(ApiError::bad_request)?;
     caller.take_enqueue_tokens(&state, 1)?;
-    let id = state
+    let trace = incoming.enqueue(&state.config().tracer, "/v1/events", || {
+        format!("send event {}", request.event_type)
+    });
+    let sent = state
         .store()
         .send_event(
             &caller.tenant,
             &request.event_type,
             &payload,
             request.idempotency_key.as_deref(),
+            trace.stored.as_ref(),
         )
         .await
         .map_err(|e| match e {
@@ -91,7 +97,17 @@ pub async fn send_event(
                 message,
             } => ApiError::bad_request(format!("invalid type: {message}")),
             other => other.into(),
-        })?;
+        });
+    let id = match sent {
+        Ok(id) => {
+            trace.end(&caller.tenant, Ok(&[]));
+            id
+        }
+        Err(error) => {
+            trace.end(&caller.tenant, Err(error.status.as_u16()));
+            return Err(error);
+        }
+    };
     Ok((
         StatusCode::ACCEPTED,
         Json(EventAccepted {

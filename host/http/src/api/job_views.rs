@@ -136,6 +136,7 @@ impl EnqueueRequest {
             parent: None,
             concurrency_key: self.concurrency_key,
             id: None,
+            trace: None,
         })
     }
 }

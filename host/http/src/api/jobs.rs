@@ -15,6 +15,7 @@ use super::auth::Caller;
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use super::job_views::{BatchRequest, EnqueueRequest, GetJobParams, ListParams};
 use super::state::AppState;
+use super::trace_context::IncomingTrace;
 use super::validate;
 use crate::app_state::wait_slots::MAX_WAITS_PER_TENANT;
 use serde::Deserialize;
@@ -53,11 +54,26 @@ async fn load(state: &AppState, caller: &Caller, id: i64) -> Result<JobView, Api
 pub async fn enqueue(
     State(state): State<AppState>,
     caller: Caller,
+    incoming: IncomingTrace,
     ApiJson(request): ApiJson<EnqueueRequest>,
 ) -> Result<(StatusCode, Json<JobView>), ApiError> {
-    let job = request.into_new_job(&caller.tenant, "")?;
+    let mut job = request.into_new_job(&caller.tenant, "")?;
     caller.take_enqueue_tokens(&state, 1)?;
-    let enqueued = state.store().enqueue(&job).await?;
+    let trace = incoming.enqueue(&state.config().tracer, "/v1/jobs", || {
+        format!("enqueue {}", job.job_type)
+    });
+    job.trace = trace.stored.clone();
+    let enqueued = match state.store().enqueue(&job).await {
+        Ok(enqueued) => {
+            trace.end(&caller.tenant, Ok(&[enqueued.id]));
+            enqueued
+        }
+        Err(error) => {
+            let error = ApiError::from(error);
+            trace.end(&caller.tenant, Err(error.status.as_u16()));
+            return Err(error);
+        }
+    };
     if enqueued.created {
         state.metrics().job_enqueued(&caller.tenant, &job.job_type);
     }
@@ -87,6 +103,7 @@ pub async fn enqueue(
 pub async fn enqueue_batch(
     State(state): State<AppState>,
     caller: Caller,
+    incoming: IncomingTrace,
     ApiJson(request): ApiJson<BatchRequest>,
 ) -> Result<Json<BatchResponse>, ApiError> {
     if request.jobs.is_empty() || request.jobs.len() > MAX_BATCH {
@@ -102,7 +119,28 @@ pub async fn enqueue_batch(
         .map(|(i, job)| job.into_new_job(&caller.tenant, &format!("jobs[{i}].")))
         .collect::<Result<Vec<_>, _>>()?;
     caller.take_enqueue_tokens(&state, jobs.len())?;
-    let results = state.store().enqueue_many(&jobs).await?;
+    let trace = incoming.enqueue(&state.config().tracer, "/v1/jobs:batch", || {
+        "enqueue batch".to_owned()
+    });
+    let jobs: Vec<_> = jobs
+        .into_iter()
+        .map(|mut job| {
+            job.trace = trace.stored.clone();
+            job
+        })
+        .collect();
+    let results = match state.store().enqueue_many(&jobs).await {
+        Ok(results) => {
+            let ids: Vec<i64> = results.iter().map(|r| r.id).collect();
+            trace.end(&caller.tenant, Ok(&ids));
+            results
+        }
+        Err(error) => {
+            let error = ApiError::from(error);
+            trace.end(&caller.tenant, Err(error.status.as_u16()));
+            return Err(error);
+        }
+    };
     for (job, result) in jobs.iter().zip(&results) {
         if result.created {
             state.metrics().job_enqueued(&caller.tenant, &job.job_type);

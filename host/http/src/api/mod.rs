@@ -10,7 +10,7 @@
 //! `attempt_logs`, `journal` (a durable job's host calls), `components`, `job_types`, `flow`
 //! (pause, resume, caps and rates of types; pausing tenants), `secrets`, `webhooks` + `events` (webhook
 //! endpoints, events, deliveries), `tenants` (one tenant's caps), `stats`, `usage` (metered usage), `workers`,
-//! `health`, `openapi`, `constraints` + `patterns` (what the document adds to the derived
+//! `health`, `trace_context` (W3C trace context at the enqueue routes), `openapi`, `constraints` + `patterns` (what the document adds to the derived
 //! schemas, from the server's own constants), `body_limit` (413 on a declared length over
 //! the route's limit, before reading), `body_timeout`, `validate` (field checks), `whole`
 //! (integers as JSON Schema counts them: `3.0` is 3). The JSON answered is `sluice_wire`'s.
@@ -41,6 +41,7 @@ mod schedules;
 mod secrets;
 mod stats;
 mod tenants;
+mod trace_context;
 mod usage;
 mod validate;
 mod webhooks;

@@ -43,6 +43,9 @@ pub struct ServeConfig {
     /// a longer wait asked for answers at this point with the job as it is, as at the
     /// end of any wait (a proxy's idle timeout may call for less).
     pub max_job_wait: std::time::Duration,
+    /// Where enqueue spans go (docs/observability.md); disabled by default. A
+    /// `traceparent` sent with a job is kept with it either way.
+    pub tracer: sluice_trace::Tracer,
 }
 
 impl std::fmt::Debug for ServeConfig {
@@ -60,6 +63,7 @@ impl std::fmt::Debug for ServeConfig {
             .field("body_timeout", &self.body_timeout)
             .field("secrets", &self.secrets.as_ref().map(|k| k.ids()))
             .field("max_job_wait", &self.max_job_wait)
+            .field("tracing", &self.tracer.is_enabled())
             .finish()
     }
 }
@@ -74,6 +78,7 @@ impl Default for ServeConfig {
             body_timeout: std::time::Duration::from_secs(30),
             secrets: None,
             max_job_wait: std::time::Duration::from_secs(300),
+            tracer: sluice_trace::Tracer::disabled(),
         }
     }
 }
@@ -101,6 +106,8 @@ impl AppState {
     /// The state of one `sluice serve`: hashes `config.admin_token` once, and starts an
     /// empty rate limiter and a fresh metrics registry.
     pub fn new(store: Store, sandbox: Sandbox, config: ServeConfig) -> AppState {
+        let metrics = sluice_shared::metrics::Metrics::new();
+        metrics.watch_tracer(&config.tracer);
         AppState {
             inner: Arc::new(Inner {
                 finish_waits: FinishWaits::new(store.clone()),
@@ -111,7 +118,7 @@ impl AppState {
                 config,
                 rate_limiter: RateLimiter::default(),
                 openapi: OnceLock::new(),
-                metrics: sluice_shared::metrics::Metrics::new(),
+                metrics,
             }),
         }
     }

@@ -14,10 +14,13 @@ use std::sync::Arc;
 
 use wasmtime::component::{HasSelf, Linker};
 
+use sluice_trace::SpanKind;
+
 use super::shape::{Attempt, Capability, StoreData};
 use crate::contract::Contract;
 use crate::host_imports::v0_2::sluice::task::secrets::{self as v0_2, Host, SecretError};
 use crate::host_imports::v0_3::sluice::task::secrets as v0_3;
+use crate::attempt_trace::AttemptTrace;
 use crate::journal::Journal;
 use crate::log_buffer::LogBuffer;
 
@@ -36,6 +39,8 @@ pub(crate) struct SecretsState {
     /// A durable job's journal: each `get` is journaled as its name and outcome (never
     /// the value, which a replay reads from the grant again).
     journal: Option<Journal>,
+    /// The trace the attempt continues: each read is a span (the name, never the value).
+    trace: Option<AttemptTrace>,
 }
 
 impl SecretsState {
@@ -56,6 +61,7 @@ impl Capability for Secrets {
             warned_unset: Vec::new(),
             logs: attempt.logs.clone(),
             journal: attempt.journal.cloned(),
+            trace: attempt.trace.cloned(),
         }
     }
 
@@ -122,6 +128,30 @@ impl SecretGrant {
 
 impl Host for SecretsState {
     fn get(&mut self, name: String) -> Result<String, SecretError> {
+        let Some(trace) = &self.trace else {
+            return self.read(name);
+        };
+        let mut span = trace.child(SpanKind::Internal, || "secret read".into());
+        let result = self.read(name.clone());
+        if span.is_recording() {
+            span.set("sluice.secret.name", name);
+            span.set(
+                "sluice.secret.outcome",
+                match &result {
+                    Ok(_) => "found",
+                    Err(SecretError::NotFound) => "not-found",
+                    Err(_) => "not-granted",
+                },
+            );
+            span.end();
+        }
+        result
+    }
+}
+
+impl SecretsState {
+    /// One read, journaled for a durable job.
+    fn read(&mut self, name: String) -> Result<String, SecretError> {
         let Some(journal) = self.journal.clone() else {
             return self.lookup(name);
         };

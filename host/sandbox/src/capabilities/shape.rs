@@ -15,6 +15,7 @@ use wasmtime::component::Linker;
 use wasmtime_wasi::WasiView;
 use wasmtime_wasi_http::WasiHttpView;
 
+use crate::attempt_trace::AttemptTrace;
 use crate::contract::Contract;
 use crate::journal::Journal;
 use crate::log_buffer::LogBuffer;
@@ -54,6 +55,8 @@ pub(crate) struct Attempt<'a> {
     pub journal: Option<&'a Journal>,
     /// What the run's capabilities share: its suspension, the ids `enqueue` returned.
     pub run: &'a RunShared,
+    /// The trace the attempt continues (`None`: no spans, nothing injected).
+    pub trace: Option<&'a AttemptTrace>,
 }
 
 /// The data of an attempt's store as the capabilities see it: WASI's and wasi:http's

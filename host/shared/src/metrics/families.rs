@@ -135,6 +135,15 @@ families! {
     store_errors: Family<OperationLabels, Counter> = Family::default(),
         "sluice_worker_store_errors",
         "Failed store calls of the worker loop, by operation";
+    trace_spans_exported: Counter = Counter::default(),
+        "sluice_trace_spans_exported",
+        "Spans this process exported over OTLP (docs/observability.md)";
+    trace_spans_dropped: Counter = Counter::default(),
+        "sluice_trace_spans_dropped",
+        "Spans this process dropped: the export queue was full, or their export failed (the collector down, slow or refusing)";
+    trace_exports_failed: Counter = Counter::default(),
+        "sluice_trace_exports_failed",
+        "OTLP exports that failed (connection, timeout or a non-2xx answer); their spans are dropped, not retried";
     attempts_in_progress: Gauge = Gauge::default(),
         "sluice_worker_attempts_in_progress",
         "Attempts this process is running now";

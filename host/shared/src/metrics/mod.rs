@@ -12,6 +12,7 @@
 mod families;
 mod labels;
 mod queue_gauges;
+mod trace_export;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -54,6 +55,8 @@ struct Inner {
     /// When the queue gauges were last refreshed (single flight: scrapes queue here).
     refreshed: tokio::sync::Mutex<Option<tokio::time::Instant>>,
     families: Families,
+    /// The tracer whose export counts are read at each scrape (`trace_export`).
+    traces: trace_export::Watched,
 }
 
 impl Metrics {
@@ -75,12 +78,14 @@ impl Metrics {
                 stats_ttl,
                 refreshed: tokio::sync::Mutex::new(None),
                 families,
+                traces: trace_export::Watched::default(),
             }),
         }
     }
 
     /// Every metric in the Prometheus text format (version 0.0.4).
     pub fn encode(&self) -> String {
+        self.read_trace_counts();
         let mut text = String::new();
         prometheus_client::encoding::prometheus_text::encode(&mut text, &self.inner.registry)
             .expect("writing to a String cannot fail");

@@ -78,6 +78,9 @@ pub struct DeliveryJob<'a> {
     /// The job's payload, JSON `{"endpoint": N, "event": N}`; anything else makes the
     /// delivery dead.
     pub payload: &'a [u8],
+    /// The W3C trace context the receiver continues (`traceparent`, `tracestate`: the
+    /// delivery attempt's span), when the event had one or tracing is on.
+    pub trace: Option<(String, Option<String>)>,
 }
 
 /// What sending needs from the host.
@@ -167,8 +170,18 @@ pub async fn deliver(sender: &Sender<'_>, job: &DeliveryJob<'_>, grant: &Grant) 
         .header("webhook-id", &msg_id)
         .header("webhook-timestamp", timestamp)
         .header("webhook-signature", signature)
-        .header(ATTEMPT_HEADER, job.attempt)
-        .body(Full::new(Bytes::from(body)));
+        .header(ATTEMPT_HEADER, job.attempt);
+    let request = match &job.trace {
+        Some((parent, state)) => {
+            let request = request.header("traceparent", parent);
+            match state {
+                Some(state) => request.header("tracestate", state),
+                None => request,
+            }
+        }
+        None => request,
+    };
+    let request = request.body(Full::new(Bytes::from(body)));
     let request = match request {
         Ok(request) => request,
         Err(error) => return Verdict::Dead(format!("invalid URL `{}`: {error}", ep.url)),

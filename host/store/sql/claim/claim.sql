@@ -14,5 +14,7 @@
 -- secret (or previous one, while it signs) is under another key (migration 0022),
 -- $8 tenants whose jobs this claim leaves pending, or NULL (text[]; migration 0021): a
 -- worker's spare slot claims only for tenants with nothing executing on it.
-SELECT id, tenant, job_type, payload, priority, attempt, max_attempts, lease_token, locked_until
+-- Each row also carries the job's trace context and when it was due (migration 0034).
+SELECT id, tenant, job_type, payload, priority, attempt, max_attempts, lease_token, locked_until,
+       traceparent, tracestate, due_at
 FROM sluice.claim($1, $2, $3, $4, $5, $6, $7, $8)

@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::explain::explain;
 use super::url::{SessionAttrs, Target, address};
+use crate::error::ConnectError;
 
 /// How often the watcher asks the current host whether it still is the primary.
 pub const PROBE_EVERY: Duration = Duration::from_millis(500);
@@ -67,20 +68,22 @@ impl Hosts {
         self.target.hosts.len() > 1
     }
 
-    /// Connects to host `i` and checks it; the connection on success.
-    async fn probe(&self, i: usize, limit: Duration) -> anyhow::Result<PgConnection> {
+    /// Connects to host `i` and checks it; the connection on success, else why not (with
+    /// the fix, when [`explain`] knows it).
+    async fn probe(&self, i: usize, limit: Duration) -> Result<PgConnection, String> {
         let options = &self.target.hosts[i];
         let mut conn = tokio::time::timeout(limit, PgConnection::connect_with(options))
             .await
-            .map_err(|_| anyhow::anyhow!("no answer within {limit:?}"))?
+            .map_err(|_| format!("no answer within {limit:?}"))?
             .map_err(|e| match explain(&e, options) {
-                Some(why) => anyhow::Error::from(e).context(why),
-                None => anyhow::Error::from(e),
+                Some(why) => format!("{why}: {e}"),
+                None => e.to_string(),
             })?;
-        if self.read_write() && !writable(&mut conn).await? {
-            anyhow::bail!(
-                "the server is read-only (a standby, or default_transaction_read_only is on) \
-                 and the URL asks for target_session_attrs=read-write"
+        if self.read_write() && !writable(&mut conn).await.map_err(|e| e.to_string())? {
+            return Err(
+                "the server is read-only (a standby, or default_transaction_read_only \
+                        is on) and the URL asks for target_session_attrs=read-write"
+                    .into(),
             );
         }
         Ok(conn)
@@ -88,42 +91,46 @@ impl Hosts {
 
     /// The first host, starting at `first` and wrapping around, that passes the probe;
     /// with its connection. On failure: why each host failed.
-    async fn find(&self, first: usize, limit: Duration) -> anyhow::Result<(usize, PgConnection)> {
+    async fn find(
+        &self,
+        first: usize,
+        limit: Duration,
+    ) -> Result<(usize, PgConnection), ConnectError> {
         let n = self.target.hosts.len();
         let mut reasons = Vec::new();
         for i in (0..n).map(|k| (first + k) % n) {
             match self.probe(i, limit).await {
                 Ok(conn) => return Ok((i, conn)),
-                Err(e) => reasons.push((i, e)),
+                Err(why) => reasons.push((i, why)),
             }
         }
         let options = &self.target.hosts[0];
         let database = options.get_database().unwrap_or("(default)").to_owned();
         if n == 1 {
-            let (_, e) = reasons.pop().expect("one host, one reason");
-            return Err(e.context(format!(
-                "cannot connect to PostgreSQL at {} (database {database:?})",
+            let (_, why) = reasons.pop().expect("one host, one reason");
+            return Err(ConnectError::Unreachable(format!(
+                "cannot connect to PostgreSQL at {} (database {database:?}): {why}",
                 address(options)
             )));
         }
         let each: Vec<String> = reasons
             .iter()
-            .map(|(i, e)| format!("{}: {e:#}", address(&self.target.hosts[*i])))
+            .map(|(i, why)| format!("{}: {why}", address(&self.target.hosts[*i])))
             .collect();
         let wanted = if self.read_write() {
             "that takes writes"
         } else {
             "that answers"
         };
-        Err(anyhow::anyhow!(
+        Err(ConnectError::Unreachable(format!(
             "cannot connect to a PostgreSQL server {wanted} among {} (database {database:?}): {}",
             self.target.addresses().join(", "),
             each.join("; ")
-        ))
+        )))
     }
 
     /// Finds the first host to use (in the URL's order), as the pool's starting point.
-    pub async fn choose(&self, limit: Duration) -> anyhow::Result<()> {
+    pub async fn choose(&self, limit: Duration) -> Result<(), ConnectError> {
         let (i, conn) = self.find(0, limit).await?;
         conn.close().await.ok();
         self.current.store(i, Ordering::Release);

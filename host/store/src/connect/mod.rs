@@ -21,11 +21,15 @@ use std::time::Duration;
 use sqlx::PgPool;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use crate::error::ConnectError;
+
 /// A pool and, for a URL with several hosts, the guard of its failover watcher (the
 /// watcher stops when the last clone of the guard is dropped).
 pub struct Opened {
     pub pool: PgPool,
     pub watcher: Option<Arc<DropGuard>>,
+    /// The URL's hosts, for messages ([`ConnectError::Pool`]).
+    pub addresses: String,
 }
 
 /// Connects a pool of `max_connections` to `url`, whose connections say
@@ -38,7 +42,7 @@ pub async fn open(
     application_name: &str,
     max_connections: u32,
     timeout: Duration,
-) -> anyhow::Result<Opened> {
+) -> Result<Opened, ConnectError> {
     let target = url::parse(url, application_name)?;
     let addresses = target.addresses().join(",");
     let hosts = failover::Hosts::new(target);
@@ -48,11 +52,18 @@ pub async fn open(
         .acquire_timeout(timeout)
         .connect_with(hosts.current())
         .await
-        .map_err(|e| anyhow::anyhow!("connect to the Sluice database at {addresses}: {e}"))?;
+        .map_err(|error| ConnectError::Pool {
+            addresses: addresses.clone(),
+            error,
+        })?;
     let watcher = hosts.several().then(|| {
         let stop = CancellationToken::new();
         tokio::spawn(failover::watch(hosts.clone(), pool.clone(), stop.clone()));
         Arc::new(stop.drop_guard())
     });
-    Ok(Opened { pool, watcher })
+    Ok(Opened {
+        pool,
+        watcher,
+        addresses,
+    })
 }

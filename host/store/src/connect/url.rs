@@ -13,6 +13,8 @@
 
 use sqlx::postgres::{PgConnectOptions, PgSslMode};
 
+use crate::error::ConnectError;
+
 /// What the URL asks of the server a session lands on (`target_session_attrs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SessionAttrs {
@@ -46,7 +48,7 @@ pub fn address(options: &PgConnectOptions) -> String {
 }
 
 /// Parses `url`; `application_name` is used unless the URL (or `PGAPPNAME`) sets one.
-pub fn parse(url: &str, application_name: &str) -> anyhow::Result<Target> {
+pub fn parse(url: &str, application_name: &str) -> Result<Target, ConnectError> {
     let (scheme, rest) = url.split_once("://").ok_or_else(not_a_url)?;
     if scheme != "postgres" && scheme != "postgresql" {
         return Err(not_a_url());
@@ -103,11 +105,11 @@ pub fn parse(url: &str, application_name: &str) -> anyhow::Result<Target> {
     for host in hosts {
         let single = format!("postgres://{user}{host}{path}{query}");
         let mut parsed: PgConnectOptions = single.parse().map_err(|e| {
-            anyhow::anyhow!(
+            ConnectError::BadUrl(format!(
                 "the database URL is not a PostgreSQL connection string \
                  (postgres://user@host:port/db, or postgres://user@h1:p1,h2:p2/db for \
                  several hosts): {e}"
-            )
+            ))
         })?;
         if system_roots {
             // The built-in web roots are trusted in any case; libpq insists on a full
@@ -117,10 +119,12 @@ pub fn parse(url: &str, application_name: &str) -> anyhow::Result<Target> {
                 PgSslMode::Prefer | PgSslMode::Allow => {
                     parsed = parsed.ssl_mode(PgSslMode::VerifyFull);
                 }
-                weak => anyhow::bail!(
-                    "sslrootcert=system needs sslmode=verify-full (the URL says {weak:?}): \
-                     drop sslmode or set sslmode=verify-full"
-                ),
+                weak => {
+                    return Err(ConnectError::BadUrl(format!(
+                        "sslrootcert=system needs sslmode=verify-full (the URL says {weak:?}): \
+                         drop sslmode or set sslmode=verify-full"
+                    )));
+                }
             }
         } else if root_cert && matches!(parsed.get_ssl_mode(), PgSslMode::Require) {
             // libpq: "if a root CA file exists, sslmode=require behaves as verify-ca".
@@ -155,22 +159,26 @@ fn on_this_machine(options: &PgConnectOptions) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-fn session_attrs(value: &str) -> anyhow::Result<SessionAttrs> {
+fn session_attrs(value: &str) -> Result<SessionAttrs, ConnectError> {
     match value {
         "any" => Ok(SessionAttrs::Any),
         "read-write" | "primary" => Ok(SessionAttrs::ReadWrite),
-        other => anyhow::bail!(
+        other => Err(ConnectError::BadUrl(format!(
             "target_session_attrs={other} is not supported: Sluice writes on every \
              connection, so use read-write (or primary, the same here) or any"
-        ),
+        ))),
     }
 }
 
-fn check_readable(key: &str, path: &str) -> anyhow::Result<()> {
+fn check_readable(key: &str, path: &str) -> Result<(), ConnectError> {
     let decoded = percent_decode(path);
-    std::fs::File::open(&decoded).map(drop).map_err(|e| {
-        anyhow::anyhow!("{key}={decoded} in the database URL: cannot read the file: {e}")
-    })
+    std::fs::File::open(&decoded)
+        .map(drop)
+        .map_err(|error| ConnectError::UnreadableFile {
+            key: key.to_owned(),
+            path: decoded,
+            error,
+        })
 }
 
 fn percent_decode(s: &str) -> String {
@@ -197,9 +205,10 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn not_a_url() -> anyhow::Error {
-    anyhow::anyhow!(
+fn not_a_url() -> ConnectError {
+    ConnectError::BadUrl(
         "the database URL is not a PostgreSQL connection string (postgres://user@host:port/db)"
+            .into(),
     )
 }
 
@@ -260,7 +269,11 @@ mod tests {
         assert_eq!(t.attrs, SessionAttrs::Any);
         let e = parse("postgres://h/db?target_session_attrs=standby", "s").unwrap_err();
         assert!(e.to_string().contains("use read-write"), "{e}");
-        assert!(parse("mysql://h/db", "s").is_err());
+        assert!(matches!(e, ConnectError::BadUrl(_)), "{e:?}");
+        assert!(matches!(
+            parse("mysql://h/db", "s"),
+            Err(ConnectError::BadUrl(_))
+        ));
     }
 
     #[test]
@@ -276,7 +289,12 @@ mod tests {
             PgSslMode::VerifyCa
         ));
         std::fs::remove_file(&ca).unwrap();
-        let e = parse(&url, "s").unwrap_err().to_string();
+        let e = parse(&url, "s").unwrap_err();
+        assert!(
+            matches!(&e, ConnectError::UnreadableFile { key, .. } if key == "sslrootcert"),
+            "{e:?}"
+        );
+        let e = e.to_string();
         assert!(
             e.starts_with("sslrootcert=") && e.contains("cannot read"),
             "{e}"

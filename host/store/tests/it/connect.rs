@@ -3,7 +3,7 @@
 //! an outage (transient), and `target_session_attrs=read-write` refuses it outright; of
 //! several hosts, the first that answers is used.
 
-use sluice_store::Store;
+use sluice_store::{ConnectError, Store};
 use sqlx::PgPool;
 
 /// `DATABASE_URL` pointed at the test's own database, with `params` added.
@@ -62,7 +62,11 @@ async fn a_read_only_server_is_an_outage_and_read_write_urls_refuse_it(pool: PgP
     let refused = Store::connect(&url_of(&pool, "?target_session_attrs=read-write"))
         .await
         .unwrap_err();
-    let message = format!("{refused:#}");
+    assert!(
+        matches!(refused, ConnectError::Unreachable(_)),
+        "{refused:?}"
+    );
+    let message = refused.to_string();
     assert!(
         message.contains("read-only") && message.contains("target_session_attrs=read-write"),
         "{message}"
@@ -84,11 +88,18 @@ async fn of_several_hosts_the_first_that_answers_is_used(pool: PgPool) {
     store.create_tenant("reached").await.unwrap();
 
     let none = format!("{scheme_user}@127.0.0.1:{closed_port},127.0.0.1:{closed_port}/{db}");
-    let message = format!("{:#}", Store::connect(&none).await.unwrap_err());
+    let refused = Store::connect(&none).await.unwrap_err();
+    assert!(
+        matches!(refused, ConnectError::Unreachable(_)),
+        "{refused:?}"
+    );
+    let message = refused.to_string();
     assert!(
         message.contains(&format!("127.0.0.1:{closed_port}: ")),
         "each host and its reason: {message}"
     );
+    let bad = Store::connect("mysql://h/db").await.unwrap_err();
+    assert!(matches!(bad, ConnectError::BadUrl(_)), "{bad:?}");
 }
 
 /// Behind a transaction pooler retention's session lock must not go through the pool:

@@ -255,7 +255,7 @@ async fn json_holding_nul_is_refused_naming_where_by_every_call(pool: PgPool) {
     );
 
     let err = s
-        .send_event(TENANT, "a.b", &serde_json::json!({"k\u{0}": 1}), None)
+        .send_event(TENANT, "a.b", &serde_json::json!({"k\u{0}": 1}), None, None)
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::InvalidInput { .. }), "{err:?}");

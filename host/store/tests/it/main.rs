@@ -43,6 +43,7 @@ mod signals;
 mod sql_enqueue;
 mod sql_files;
 mod stats;
+mod trace_context;
 mod ui_sessions;
 mod upgrade;
 mod usage_quotas;

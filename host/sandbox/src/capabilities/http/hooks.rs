@@ -25,6 +25,8 @@ use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 use super::calls::{HttpCalls, HttpGrant, IoFuture, SendFuture, Shared, lock, record, to_wasi};
 use super::journaled::{self, Journaled};
 use super::recorded::{self, Replay};
+use super::trace;
+use crate::attempt_trace::AttemptTrace;
 use crate::journal::Journal;
 use crate::log_buffer::LogBuffer;
 
@@ -47,6 +49,8 @@ pub(crate) struct EgressHooks {
     replay: Option<Replay>,
     /// Under recorded HTTP, the requests nothing recorded answered.
     unmatched: Vec<String>,
+    /// The trace the attempt continues: each request sent gets a span and its context.
+    trace: Option<AttemptTrace>,
 }
 
 impl EgressHooks {
@@ -56,6 +60,7 @@ impl EgressHooks {
         deadline: Option<Instant>,
         logs: LogBuffer,
         journal: Option<Journal>,
+        trace: Option<AttemptTrace>,
     ) -> Self {
         // The attempt's own timeout ends a request that outlives it (the sandbox drops
         // the store, which aborts the request and closes its connection) and records
@@ -78,6 +83,7 @@ impl EgressHooks {
             shared: None,
             journal,
             unmatched: Vec::new(),
+            trace,
         }
     }
 
@@ -168,9 +174,15 @@ impl WasiHttpHooks for EgressHooks {
                 timeouts,
                 shared,
                 logs,
+                trace: self.trace.clone(),
             };
             return journaled::send(journaled, seq, request);
         }
+        let mut request = request;
+        let span = self.trace.as_ref().map(|t| {
+            let (method, uri) = (request.method().clone(), request.uri().clone());
+            trace::start(t, &method, &uri, request.headers_mut())
+        });
         let out = shared.clone();
         let request = request.map(move |body| {
             body.map_frame(move |frame| {
@@ -189,6 +201,9 @@ impl WasiHttpHooks for EgressHooks {
             {
                 Ok((response, io)) => {
                     record(&shared, "ok", began.elapsed());
+                    if let Some(span) = span {
+                        trace::end(span, Ok(response.status().as_u16()));
+                    }
                     let seen = shared.clone();
                     let response = response.map(move |body| {
                         body.map_frame(move |frame| {
@@ -206,6 +221,9 @@ impl WasiHttpHooks for EgressHooks {
                 }
                 Err(error) => {
                     record(&shared, error.outcome(), began.elapsed());
+                    if let Some(span) = span {
+                        trace::end(span, Err(error.outcome()));
+                    }
                     logs.line("WARN", &error.to_string());
                     Err(to_wasi(error))
                 }

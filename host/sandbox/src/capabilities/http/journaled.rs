@@ -20,6 +20,8 @@ use sluice_egress::{Connector, RequestTimeouts};
 use wasmtime_wasi_http::{Error, WasiBody};
 
 use super::calls::{HttpGrant, IoFuture, SendFuture, Shared, record, to_wasi};
+use super::trace;
+use crate::attempt_trace::AttemptTrace;
 use crate::journal::codec::{self, HttpResult};
 use crate::journal::{Journal, Step};
 use crate::log_buffer::LogBuffer;
@@ -36,6 +38,7 @@ pub(super) struct Journaled {
     pub timeouts: RequestTimeouts,
     pub shared: Arc<Shared>,
     pub logs: LogBuffer,
+    pub trace: Option<AttemptTrace>,
 }
 
 /// Sends (or replays) `request` as call `seq` of the journal.
@@ -85,8 +88,20 @@ pub(super) fn send(j: Journaled, seq: u32, request: http::Request<WasiBody>) -> 
                 j.shared
                     .bytes_out
                     .fetch_add(body.len() as u64, Ordering::Relaxed);
+                // Only a request sent gets a span (a replayed one was traced when sent).
+                let span = j
+                    .trace
+                    .as_ref()
+                    .map(|t| trace::start(t, &parts.method, &parts.uri, &mut parts.headers));
                 let request = http::Request::from_parts(parts, Full::new(body));
-                live(&j, request).await
+                let result = live(&j, request).await;
+                if let Some(span) = span {
+                    trace::end(span, match &result {
+                        HttpResult::Response { status, .. } => Ok(*status),
+                        HttpResult::Error(name) => Err(name.as_str()),
+                    });
+                }
+                result
             }
         };
         j.journal

@@ -12,6 +12,7 @@ mod error_code;
 mod hooks;
 mod journaled;
 mod recorded;
+mod trace;
 
 use std::sync::Arc;
 
@@ -61,6 +62,7 @@ impl Capability for Http {
                 attempt.deadline,
                 attempt.logs.clone(),
                 attempt.journal.cloned(),
+                attempt.trace.cloned(),
             ),
         }
     }

@@ -17,9 +17,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use sluice_trace::{SpanKind, TraceContext};
 use wasmtime::component::{HasSelf, Linker};
 
 use super::shape::{Attempt, Capability, StoreData};
+use crate::attempt_trace::AttemptTrace;
 use crate::contract::Contract;
 use crate::host_imports::v0_2::sluice::task::jobs::{
     self as v0_2, EnqueueError, EnqueueOptions, Host,
@@ -45,6 +47,7 @@ impl Capability for Jobs {
         let mut buffer = FollowUpBuffer::new(grant);
         buffer.journal = attempt.journal.cloned();
         buffer.run = attempt.run.clone();
+        buffer.trace = attempt.trace.cloned();
         buffer
     }
 
@@ -87,6 +90,9 @@ pub struct FollowUp {
     /// The id the host reserved for it (contract 0.3's `enqueue` returns it; `None` for
     /// 0.2's and for events).
     pub id: Option<u64>,
+    /// The context of the span its enqueue made: the child job's (or event's) trace
+    /// continues from it (`None`: the attempt had no trace).
+    pub trace: Option<TraceContext>,
 }
 
 /// Why the host's check refused a follow-up job.
@@ -162,6 +168,8 @@ pub(crate) struct FollowUpBuffer {
     journal: Option<Journal>,
     /// The run: the ids 0.3's `enqueue` returned are noted there.
     run: RunShared,
+    /// The trace the attempt continues: each accepted enqueue is a span (kind producer).
+    trace: Option<AttemptTrace>,
 }
 
 impl FollowUpBuffer {
@@ -172,6 +180,7 @@ impl FollowUpBuffer {
             bytes: 0,
             journal: None,
             run: RunShared::default(),
+            trace: None,
         }
     }
 
@@ -247,6 +256,7 @@ fn follow_up(
         idempotency_key: options.idempotency_key,
         concurrency_key: None,
         id: None,
+        trace: None,
     })
 }
 
@@ -371,6 +381,9 @@ impl FollowUpBuffer {
         match refusal {
             None => {
                 let id = job.id;
+                if let Some(trace) = &self.trace {
+                    job.trace = Some(enqueue_span(trace, &job));
+                }
                 self.buffer(job);
                 Ok(Ok(id))
             }
@@ -381,6 +394,32 @@ impl FollowUpBuffer {
             }
         }
     }
+}
+
+/// The span of an accepted enqueue (ended at once: the job exists when the attempt's
+/// end is written), whose context the child continues.
+fn enqueue_span(trace: &AttemptTrace, job: &FollowUp) -> TraceContext {
+    let event = job.job_type == EVENT_JOB_TYPE;
+    let mut span = trace.child(SpanKind::Producer, || {
+        if event {
+            "send event".into()
+        } else {
+            format!("enqueue {}", job.job_type).into()
+        }
+    });
+    if span.is_recording() {
+        span.set("messaging.system", "sluice");
+        span.set("messaging.operation.type", "send");
+        if !event {
+            span.set("sluice.job.type", job.job_type.as_str());
+        }
+        if let Some(id) = job.id.filter(|id| *id > 0) {
+            span.set("sluice.job.id", id);
+        }
+    }
+    let context = span.context().clone();
+    span.end();
+    context
 }
 
 #[cfg(test)]

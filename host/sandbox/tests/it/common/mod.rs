@@ -70,6 +70,7 @@ pub fn job(payload: &str) -> JobInput {
         attempt: 1,
         max_attempts: 3,
         payload: payload.as_bytes().to_vec(),
+        trace: None,
     }
 }
 
