@@ -6,7 +6,8 @@
 //! its submodules: `delivery` (one signed delivery per matching endpoint; 500 then 200;
 //! 302, forbidden addresses and 410; a receiver slower than the timeout), `sending` (the
 //! endpoint read at send time; a rolled-back send), `signing` (secret rotation, both
-//! signatures), `keys` (the operator's key rotated under the endpoints, a worker with the
+//! signatures), `trace_context` (an event's trace context on its deliveries), `keys` (the
+//! operator's key rotated under the endpoints, a worker with the
 //! wrong key) and `boundaries` (tenants kept apart; a worker SIGKILLed mid-delivery, sent
 //! again with the same id; events sent with a task's completion).
 
@@ -15,6 +16,7 @@ mod delivery;
 mod keys;
 mod sending;
 mod signing;
+mod trace_context;
 
 use std::time::Duration;
 
