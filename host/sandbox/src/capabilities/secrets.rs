@@ -17,10 +17,10 @@ use wasmtime::component::{HasSelf, Linker};
 use sluice_trace::SpanKind;
 
 use super::shape::{Attempt, Capability, StoreData};
+use crate::attempt_trace::AttemptTrace;
 use crate::contract::Contract;
 use crate::host_imports::v0_2::sluice::task::secrets::{self as v0_2, Host, SecretError};
 use crate::host_imports::v0_3::sluice::task::secrets as v0_3;
-use crate::attempt_trace::AttemptTrace;
 use crate::journal::Journal;
 use crate::log_buffer::LogBuffer;
 

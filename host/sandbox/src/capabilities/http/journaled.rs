@@ -96,10 +96,13 @@ pub(super) fn send(j: Journaled, seq: u32, request: http::Request<WasiBody>) -> 
                 let request = http::Request::from_parts(parts, Full::new(body));
                 let result = live(&j, request).await;
                 if let Some(span) = span {
-                    trace::end(span, match &result {
-                        HttpResult::Response { status, .. } => Ok(*status),
-                        HttpResult::Error(name) => Err(name.as_str()),
-                    });
+                    trace::end(
+                        span,
+                        match &result {
+                            HttpResult::Response { status, .. } => Ok(*status),
+                            HttpResult::Error(name) => Err(name.as_str()),
+                        },
+                    );
                 }
                 result
             }

@@ -14,7 +14,12 @@ use sluice_trace::{Span, SpanKind, TraceContext};
 use crate::attempt_trace::AttemptTrace;
 
 /// Starts the span of a request to `uri` and injects its context into `headers`.
-pub(super) fn start(trace: &AttemptTrace, method: &http::Method, uri: &http::Uri, headers: &mut http::HeaderMap) -> Span {
+pub(super) fn start(
+    trace: &AttemptTrace,
+    method: &http::Method,
+    uri: &http::Uri,
+    headers: &mut http::HeaderMap,
+) -> Span {
     let mut span = trace.child(SpanKind::Client, || Cow::Owned(method.as_str().to_owned()));
     if span.is_recording() {
         span.set("http.request.method", method.as_str());
