@@ -590,6 +590,7 @@ CREATE INDEX ui_sessions_expires_at_idx ON sluice.ui_sessions USING btree (expir
 CREATE UNIQUE INDEX ui_sessions_pkey ON sluice.ui_sessions USING btree (id);
 CREATE UNIQUE INDEX ui_sessions_secret_hash_key ON sluice.ui_sessions USING btree (secret_hash);
 CREATE INDEX ui_sessions_token_id_idx ON sluice.ui_sessions USING btree (token_id) WHERE (token_id IS NOT NULL);
+CREATE INDEX usage_hourly_hour_idx ON sluice.usage_hourly USING btree (hour);
 CREATE UNIQUE INDEX usage_hourly_pkey ON sluice.usage_hourly USING btree (tenant, hour, job_type);
 CREATE INDEX webhook_endpoints_key_id_idx ON sluice.webhook_endpoints USING btree (key_id);
 CREATE UNIQUE INDEX webhook_endpoints_pkey ON sluice.webhook_endpoints USING btree (id);

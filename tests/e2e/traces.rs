@@ -3,7 +3,8 @@
 //! with a `traceparent` runs a real component that enqueues a follow-up job, whose real
 //! component calls a loopback server: one trace covers the enqueue, both attempts, the
 //! follow-up's enqueue and the outbound request, and the request arrives carrying that
-//! trace. With the collector down, a drain completes all the same.
+//! trace. A secret read is a span naming the secret, never holding its value. With the
+//! collector down, a drain completes all the same.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -113,7 +114,12 @@ fn otel_env(collector: &str) -> Vec<(&'static str, String)> {
 /// Runs `sluice worker --drain` with `env`, without blocking the test's runtime (the
 /// receivers and the API run on it).
 async fn drain(sluice: &Sluice, env: &[(&'static str, String)]) {
-    let mut command = sluice.command(&["worker", "--drain", "--egress-allow-network", LOOPBACK]);
+    let command = sluice.command(&["worker", "--drain", "--egress-allow-network", LOOPBACK]);
+    drain_with(command, env).await;
+}
+
+/// Runs the worker `command` with `env`, as [`drain`] does.
+async fn drain_with(mut command: std::process::Command, env: &[(&'static str, String)]) {
     for (key, value) in env {
         command.env(key, value);
     }
@@ -326,4 +332,72 @@ async fn a_malformed_traceparent_is_refused_on_the_cli_and_ignored_over_http(poo
         kept.contains(&(job["id"].as_i64().unwrap(), None)),
         "{kept:?}"
     );
+}
+
+/// Polls the receiver until a span named `name` arrived (or 20 s passed).
+async fn spans_until(collector: &TestServer, name: &str) -> Vec<Exported> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let spans = exported(collector);
+        if spans.iter().any(|s| s.name == name) || Instant::now() > deadline {
+            return spans;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn a_secret_read_is_a_span_naming_the_secret_never_its_value(pool: PgPool) {
+    const VALUE: &str = "sk_live_tracedsecretvalue";
+    let collector = TestServer::start(Reply::ok("{}")).await;
+    let target = TestServer::start(Reply::ok("pong")).await;
+    let collector_url = format!("http://127.0.0.1:{}", collector.port());
+    let origin = format!("http://127.0.0.1:{}", target.port());
+    let api = Api::start(&pool).await;
+    let sluice = Sluice::new(&pool);
+    let key = crate::support::secrets::new_key();
+    crate::support::secrets::set_secret(&sluice, &key, "default", "API_KEY", VALUE);
+    let grants = ["--allow-http", &origin, "--egress-allow-network", LOOPBACK];
+    sluice.define(
+        "call",
+        "bearer-call",
+        &[&grants[..], &["--secret", "API_KEY"]].concat(),
+    );
+    let payload = json!({"secret": "API_KEY", "url": format!("{origin}/x")});
+    let traceparent = format!("00-{TRACE_ID}-{CALLER_SPAN}-01");
+    let job = sluice_store::NewJob::new("default", "call", payload.to_string().into_bytes())
+        .with_trace(sluice_store::TraceHeaders::new(&traceparent, None).unwrap());
+    api.store.enqueue(&job).await.unwrap();
+
+    let worker = crate::support::secrets::keyed(
+        &sluice,
+        Some(&key),
+        &["worker", "--drain", "--egress-allow-network", LOOPBACK],
+    );
+    drain_with(worker, &otel_env(&collector_url)).await;
+    assert_eq!(target.requests().len(), 1, "the task called the server");
+
+    let spans = spans_until(&collector, "secret read").await;
+    let attempt = one(&spans, "attempt call");
+    assert_eq!(attempt.parent, CALLER_SPAN);
+    assert_eq!(attempt.attributes["sluice.outcome"], json!("completed"));
+    let read = one(&spans, "secret read");
+    assert_eq!(
+        (read.trace_id.as_str(), read.parent.as_str()),
+        (TRACE_ID, attempt.span_id.as_str())
+    );
+    assert_eq!(read.kind, 1, "internal");
+    assert_eq!(read.attributes["sluice.secret.name"], json!("API_KEY"));
+    assert_eq!(read.attributes["sluice.secret.outcome"], json!("found"));
+    assert_eq!(one(&spans, "GET").parent, attempt.span_id);
+    // The value reached the server, and no export holds it.
+    assert!(
+        target.requests()[0]
+            .header("authorization")
+            .is_some_and(|a| a.contains(VALUE))
+    );
+    for request in collector.requests() {
+        let body = String::from_utf8_lossy(&request.body);
+        assert!(!body.contains(VALUE), "an export holds the secret: {body}");
+    }
 }

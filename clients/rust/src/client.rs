@@ -50,7 +50,7 @@ impl Client {
     /// Enqueues one job; `created` is false when its idempotency key was taken (the job
     /// is then the one holding it, and nothing was created).
     pub async fn enqueue(&self, job: impl Into<EnqueueRequest>) -> Result<Enqueued, Error> {
-        let reply = self.api.enqueue(&job.into()).await?;
+        let reply = self.api.enqueue(None, None, &job.into()).await?;
         Ok(Enqueued {
             created: reply.status == 201,
             job: reply.body,
@@ -69,7 +69,7 @@ impl Client {
         let request = BatchRequest {
             jobs: jobs.into_iter().map(Into::into).collect(),
         };
-        Ok(self.api.enqueue_batch(&request).await?.jobs)
+        Ok(self.api.enqueue_batch(None, None, &request).await?.jobs)
     }
 
     /// One job, with its payload and output (404 `not_found` for a missing job or

@@ -118,7 +118,7 @@ pub use tokens::{NewToken, TOKEN_PREFIX, TokenIdentity, TokenRecord, token_hash}
 pub use trace_headers::TraceHeaders;
 pub use types::{AttemptOutcome, Backoff, JobState, KeyScope, Lease, priority};
 pub use ui_sessions::{UiIdentity, UiSession};
-pub use usage::{UsageCounts, UsageDelta, UsageGrouping, UsageRow};
+pub use usage::{USAGE_RETENTION, UsageCounts, UsageDelta, UsageGrouping, UsageRow};
 pub use validate::{
     MAX_ALLOW_ENTRIES, MAX_SECRET_GRANTS, MAX_SECRET_NAME_LEN, validate_secret_name,
 };

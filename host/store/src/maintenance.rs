@@ -1,6 +1,6 @@
 //! Fleet maintenance runs: retention (finished jobs, old schedule slot records, old rows
-//! of the worker registry, old webhook events, idle concurrency keys), once per interval
-//! across every host, never two at once.
+//! of the worker registry, old webhook events, idle concurrency keys, old usage rows),
+//! once per interval across every host, never two at once.
 //!
 //! Owns: `sluice.maintenance_runs` and the retention advisory lock. Two guards:
 //! - a session advisory lock ([`RETENTION_LOCK_KEY`]) taken with `pg_try_advisory_lock`
@@ -50,6 +50,9 @@ pub struct RetentionReport {
     /// Rows of idle concurrency keys (`sluice.flow_keys`: no job of the key running or
     /// pending, a full token bucket), whatever their age.
     pub flow_keys: u64,
+    /// Rows of usage (`sluice.usage_hourly`) of hours older than
+    /// [`crate::USAGE_RETENTION`].
+    pub usage_rows: u64,
 }
 
 /// Takes this interval's run: moves `last_started_at` to now() only if the last run
@@ -131,7 +134,11 @@ impl Store {
             .prune_webhook_events(policy.dead.max(crate::EVENT_RETENTION), policy.batch_size)
             .await?;
         let flow_keys = self.prune_flow_keys(policy.batch_size).await?;
-        let total = jobs.deleted + schedule_slots + workers + webhook_events + flow_keys;
+        let usage_rows = self
+            .prune_usage(crate::USAGE_RETENTION, policy.batch_size)
+            .await?;
+        let total =
+            jobs.deleted + schedule_slots + workers + webhook_events + flow_keys + usage_rows;
         sqlx::query(FINISH_RUN)
             .bind("retention")
             .bind(total as i64)
@@ -143,6 +150,7 @@ impl Store {
             workers,
             webhook_events,
             flow_keys,
+            usage_rows,
         }))
     }
 }

@@ -18,23 +18,43 @@ pub struct TraceHeaders {
 
 impl TraceHeaders {
     /// Checks `traceparent` (the error names the problem) and keeps `tracestate` only if
-    /// it is at most 512 characters of printable ASCII in at most 32 members: an invalid
-    /// `tracestate` never refuses the job (W3C: a vendor must not fail on it).
+    /// `sluice.valid_tracestate` would (`kept_tracestate`): an invalid `tracestate` never
+    /// refuses the job (W3C: a vendor must not fail on it).
     pub fn new(traceparent: &str, tracestate: Option<&str>) -> Result<Self, StoreError> {
         check_traceparent(traceparent)?;
-        let tracestate = tracestate
-            .filter(|s| {
-                s.len() <= 512
-                    && s.split(',').count() <= 32
-                    && s.bytes().all(|b| (0x20..=0x7e).contains(&b) || b == b'\t')
-                    && s.contains('=')
-            })
-            .map(str::to_owned);
         Ok(TraceHeaders {
             traceparent: traceparent.to_owned(),
-            tracestate,
+            tracestate: tracestate.filter(|s| kept_tracestate(s)).map(str::to_owned),
         })
     }
+}
+
+/// The rule `sluice.valid_tracestate` applies in SQL (migration 0034), so that a context
+/// keeps the same `tracestate` whichever way it is enqueued: at most 512 characters and
+/// 32 comma-separated elements; list members `key=value` separated by `,` with optional
+/// spaces or tabs around it, the first one present, later ones possibly empty; a key of
+/// `[a-z0-9*/@_-]`, a value of printable ASCII other than `,` and `=`, not ending in a
+/// space. (The worker's `TraceContext::parse` is stricter, W3C's key grammar and no key
+/// twice: what it does not accept it drops when it continues the trace.)
+fn kept_tracestate(value: &str) -> bool {
+    let member = |m: &str| {
+        let Some((key, value)) = m.split_once('=') else {
+            return false;
+        };
+        !key.is_empty()
+            && key
+                .bytes()
+                .all(|c| matches!(c, b'a'..=b'z' | b'0'..=b'9' | b'*' | b'/' | b'@' | b'_' | b'-'))
+            && value
+                .bytes()
+                .all(|c| (0x20..=0x7e).contains(&c) && c != b'=')
+            && value.bytes().last().is_some_and(|c| c != b' ')
+    };
+    let mut elements = value.split(',').map(|e| e.trim_matches([' ', '\t']));
+    value.chars().count() <= 512
+        && value.split(',').count() <= 32
+        && elements.next().is_some_and(member)
+        && elements.all(|e| e.is_empty() || member(e))
 }
 
 /// The rule `sluice.valid_traceparent` applies in SQL: version 00 exactly 55

@@ -7,13 +7,20 @@
 //! meter anything itself (the worker adds up what the sandbox reports) or enforce quotas
 //! (the claim does, reading the same table through `sluice.quota_room`).
 
+use std::time::Duration;
+
 use chrono::{DateTime, Utc};
 
-use crate::{Store, StoreError, text};
+use crate::{Store, StoreError, micros, text};
 
 const RECORD_USAGE: &str = include_str!("../sql/usage/record.sql");
 const USAGE_REPORT: &str = include_str!("../sql/usage/report.sql");
 const QUOTA_EVENTS: &str = include_str!("../sql/usage/quota_events.sql");
+const PRUNE_USAGE: &str = include_str!("../sql/usage/prune.sql");
+
+/// How long usage rows are kept after their hour ends (retention deletes older ones): a
+/// year of monthly bills and a month to spare.
+pub const USAGE_RETENTION: Duration = Duration::from_secs(400 * 24 * 3600);
 
 /// What one tenant's runs of one job type used, summed: added to by a worker, written by
 /// [`Store::record_usage`], and read back by [`Store::usage`] (one row per tenant and,
@@ -197,5 +204,24 @@ impl Store {
             .fetch_all(&self.pool)
             .await?;
         Ok(rows.into_iter().map(UsageRow::from).collect())
+    }
+
+    /// Deletes usage rows of hours that ended more than `older_than` ago, `batch` rows
+    /// per statement, until a statement deletes fewer; returns how many.
+    pub async fn prune_usage(&self, older_than: Duration, batch: u32) -> Result<u64, StoreError> {
+        let older_than = micros("older_than", older_than, false)?;
+        let mut deleted = 0;
+        loop {
+            let done = sqlx::query(PRUNE_USAGE)
+                .bind(older_than)
+                .bind(i64::from(batch))
+                .execute(&self.pool)
+                .await?
+                .rows_affected();
+            deleted += done;
+            if done < u64::from(batch) {
+                return Ok(deleted);
+            }
+        }
     }
 }

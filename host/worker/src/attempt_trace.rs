@@ -32,20 +32,6 @@ pub(super) fn parent_of(trace: Option<&TraceHeaders>) -> Option<TraceContext> {
     TraceContext::parse(&trace.traceparent, trace.tracestate.as_deref()).ok()
 }
 
-/// The trace a job without a context is in: derived from its id, the same for every
-/// attempt.
-fn job_trace_id(job_id: i64) -> TraceId {
-    let zero = TraceId([0; 16]);
-    let (a, b) = (
-        SpanId::derive(zero, &[job_id, 1]),
-        SpanId::derive(zero, &[job_id, 2]),
-    );
-    let mut id = [0; 16];
-    id[..8].copy_from_slice(&a.0);
-    id[8..].copy_from_slice(&b.0);
-    TraceId(id)
-}
-
 impl AttemptSpan {
     /// Starts the span of `job`'s attempt (kind consumer), with the time it waited since
     /// it was due.
@@ -59,7 +45,7 @@ impl AttemptSpan {
         }
         let trace_id = parent
             .as_ref()
-            .map_or_else(|| job_trace_id(job.id), |p| p.trace_id);
+            .map_or_else(|| TraceId::derive(&[job.id]), |p| p.trace_id);
         let attempt = i64::from(job.attempt);
         let span_name: Cow<'static, str> = if tracer.is_enabled() {
             format!("{name} {}", job.job_type).into()
@@ -97,6 +83,12 @@ impl AttemptSpan {
     /// The context of the attempt (for a webhook delivery's `traceparent`).
     pub(super) fn context(&self) -> Option<&TraceContext> {
         self.sandbox.as_ref().map(|s| &s.context)
+    }
+
+    /// Whether the span records: what it would be given (an error's text) is worth
+    /// computing only then.
+    pub(super) fn is_recording(&self) -> bool {
+        self.span.as_ref().is_some_and(Span::is_recording)
     }
 
     /// Ends the span with the attempt's outcome (`completed`, `retrying`, `dead`, …) and

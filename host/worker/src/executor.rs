@@ -178,7 +178,9 @@ pub(super) async fn run_attempt(
             }
             let fuel_used = Some(report.fuel_used.min(i64::MAX as u64) as i64);
             fuel = Some(report.fuel_used);
-            if let Outcome::Failed(failure) = &report.outcome {
+            if let Outcome::Failed(failure) = &report.outcome
+                && traced.is_recording()
+            {
                 error = Some(failure.reason());
             }
             let RunReport {

@@ -24,7 +24,9 @@ use tracing::warn;
 /// How often the sums are written while runs end.
 const FLUSH_EVERY: Duration = Duration::from_secs(1);
 
-type Sums = HashMap<(String, String), UsageCounts>;
+/// Sums by tenant, then job type: nested so that adding to a pair already seen looks it
+/// up by `&str` and allocates nothing.
+type Sums = HashMap<String, HashMap<String, UsageCounts>>;
 
 /// Where attempts add what they used. Cheap to clone.
 #[derive(Clone)]
@@ -81,10 +83,14 @@ impl UsageMeter {
     /// Adds what one run of `tenant`'s `job_type` used.
     pub(super) fn add(&self, tenant: &str, job_type: &str, counts: &UsageCounts) {
         let mut sums = self.sums.lock().expect("usage meter lock");
-        match sums.get_mut(&(tenant.to_owned(), job_type.to_owned())) {
+        if !sums.contains_key(tenant) {
+            sums.insert(tenant.to_owned(), HashMap::new());
+        }
+        let of_tenant = sums.get_mut(tenant).expect("inserted above");
+        match of_tenant.get_mut(job_type) {
             Some(sum) => sum.add(counts),
             None => {
-                sums.insert((tenant.to_owned(), job_type.to_owned()), counts.clone());
+                of_tenant.insert(job_type.to_owned(), counts.clone());
             }
         }
     }
@@ -106,10 +112,14 @@ impl UsageMeter {
         }
         let mut deltas: Vec<UsageDelta> = taken
             .into_iter()
-            .map(|((tenant, job_type), counts)| UsageDelta {
-                tenant,
-                job_type,
-                counts,
+            .flat_map(|(tenant, of_tenant)| {
+                of_tenant
+                    .into_iter()
+                    .map(move |(job_type, counts)| UsageDelta {
+                        tenant: tenant.clone(),
+                        job_type,
+                        counts,
+                    })
             })
             .collect();
         deltas.sort_by(|a, b| (&a.tenant, &a.job_type).cmp(&(&b.tenant, &b.job_type)));
@@ -144,8 +154,9 @@ mod tests {
         meter.add("a", "echo", &run(5, 300));
         meter.add("b", "echo", &run(7, 50));
         let sums = sums.lock().unwrap();
-        let a = &sums[&("a".to_owned(), "echo".to_owned())];
+        let a = &sums["a"]["echo"];
         assert_eq!((a.runs, a.fuel, a.peak_memory_bytes), (2, 15, 300));
-        assert_eq!(sums[&("b".to_owned(), "echo".to_owned())].fuel, 7);
+        assert_eq!(sums["b"]["echo"].fuel, 7);
+        assert_eq!(sums.values().map(HashMap::len).sum::<usize>(), 2);
     }
 }

@@ -49,9 +49,11 @@ pub(super) async fn run(
             .context()
             .map(|context| (context.traceparent(), context.state.clone())),
     };
-    let (recorded, error) = deliver_and_record(&ctx, &delivery, lease, &interrupt, executing)
-        .instrument(job_span(id, &tenant, &job_type, attempt))
-        .await;
+    let traced_error = traced.is_recording();
+    let (recorded, error) =
+        deliver_and_record(&ctx, &delivery, lease, &interrupt, executing, traced_error)
+            .instrument(job_span(id, &tenant, &job_type, attempt))
+            .await;
     ctx.metrics
         .attempt_recorded(&tenant, &job_type, attempt, recorded);
     traced.end(
@@ -62,12 +64,15 @@ pub(super) async fn run(
     recorded
 }
 
+/// Sends the delivery and records its outcome; the error's text comes back only when
+/// `want_error` (the attempt's span records it).
 async fn deliver_and_record(
     ctx: &AttemptContext,
     delivery: &DeliveryJob<'_>,
     lease: Lease,
     interrupt: &Interrupt,
     executing: Executing,
+    want_error: bool,
 ) -> (Recorded, Option<String>) {
     let registry = &ctx.registry;
     let sending = async {
@@ -90,7 +95,9 @@ async fn deliver_and_record(
     };
     drop(executing);
     let error = match &verdict {
-        Some(Verdict::Retry { error, .. } | Verdict::Dead(error)) => Some(error.clone()),
+        Some(Verdict::Retry { error, .. } | Verdict::Dead(error)) if want_error => {
+            Some(error.clone())
+        }
         _ => None,
     };
     let next = match verdict {

@@ -88,13 +88,23 @@ class Api(SyncApiBase):
         self,
         body: EventRequest,
         *,
+        traceparent: Optional[str] = None,
+        tracestate: Optional[str] = None,
         request_timeout: Optional[float] = None,
     ) -> EventAccepted:
         """Send an event: one delivery per enabled endpoint whose filter matches its type.
 
         ``POST /v1/events``
         """
-        return self._call(_ops.SEND_EVENT, {}, body, request_timeout)
+        return self._call(
+            _ops.SEND_EVENT,
+            {
+                "traceparent": traceparent,
+                "tracestate": tracestate,
+            },
+            body,
+            request_timeout,
+        )
 
     def list_job_types(
         self,
@@ -202,13 +212,23 @@ class Api(SyncApiBase):
         self,
         body: EnqueueRequest,
         *,
+        traceparent: Optional[str] = None,
+        tracestate: Optional[str] = None,
         request_timeout: Optional[float] = None,
     ) -> JobView:
         """Enqueue a job.
 
         ``POST /v1/jobs``
         """
-        return self._call(_ops.ENQUEUE, {}, body, request_timeout)
+        return self._call(
+            _ops.ENQUEUE,
+            {
+                "traceparent": traceparent,
+                "tracestate": tracestate,
+            },
+            body,
+            request_timeout,
+        )
 
     def get_job(
         self,
@@ -314,13 +334,23 @@ class Api(SyncApiBase):
         self,
         body: BatchRequest,
         *,
+        traceparent: Optional[str] = None,
+        tracestate: Optional[str] = None,
         request_timeout: Optional[float] = None,
     ) -> BatchResponse:
         """Enqueue many jobs in one call: all of them or none.
 
         ``POST /v1/jobs:batch``
         """
-        return self._call(_ops.ENQUEUE_BATCH, {}, body, request_timeout)
+        return self._call(
+            _ops.ENQUEUE_BATCH,
+            {
+                "traceparent": traceparent,
+                "tracestate": tracestate,
+            },
+            body,
+            request_timeout,
+        )
 
     def openapi_json(
         self,
@@ -721,13 +751,23 @@ class AsyncApi(AsyncApiBase):
         self,
         body: EventRequest,
         *,
+        traceparent: Optional[str] = None,
+        tracestate: Optional[str] = None,
         request_timeout: Optional[float] = None,
     ) -> EventAccepted:
         """Send an event: one delivery per enabled endpoint whose filter matches its type.
 
         ``POST /v1/events``
         """
-        return await self._call(_ops.SEND_EVENT, {}, body, request_timeout)
+        return await self._call(
+            _ops.SEND_EVENT,
+            {
+                "traceparent": traceparent,
+                "tracestate": tracestate,
+            },
+            body,
+            request_timeout,
+        )
 
     async def list_job_types(
         self,
@@ -849,13 +889,23 @@ class AsyncApi(AsyncApiBase):
         self,
         body: EnqueueRequest,
         *,
+        traceparent: Optional[str] = None,
+        tracestate: Optional[str] = None,
         request_timeout: Optional[float] = None,
     ) -> JobView:
         """Enqueue a job.
 
         ``POST /v1/jobs``
         """
-        return await self._call(_ops.ENQUEUE, {}, body, request_timeout)
+        return await self._call(
+            _ops.ENQUEUE,
+            {
+                "traceparent": traceparent,
+                "tracestate": tracestate,
+            },
+            body,
+            request_timeout,
+        )
 
     async def get_job(
         self,
@@ -974,13 +1024,23 @@ class AsyncApi(AsyncApiBase):
         self,
         body: BatchRequest,
         *,
+        traceparent: Optional[str] = None,
+        tracestate: Optional[str] = None,
         request_timeout: Optional[float] = None,
     ) -> BatchResponse:
         """Enqueue many jobs in one call: all of them or none.
 
         ``POST /v1/jobs:batch``
         """
-        return await self._call(_ops.ENQUEUE_BATCH, {}, body, request_timeout)
+        return await self._call(
+            _ops.ENQUEUE_BATCH,
+            {
+                "traceparent": traceparent,
+                "tracestate": tracestate,
+            },
+            body,
+            request_timeout,
+        )
 
     async def openapi_json(
         self,

@@ -118,7 +118,10 @@ SEND_EVENT = Operation(
     name="send_event",
     method="POST",
     path="/v1/events",
-    params=(),
+    params=(
+        Param("traceparent", "traceparent", "header", False),
+        Param("tracestate", "tracestate", "header", False),
+    ),
     body="application/json",
     body_required=True,
     replies={
@@ -220,7 +223,10 @@ ENQUEUE = Operation(
     name="enqueue",
     method="POST",
     path="/v1/jobs",
-    params=(),
+    params=(
+        Param("traceparent", "traceparent", "header", False),
+        Param("tracestate", "tracestate", "header", False),
+    ),
     body="application/json",
     body_required=True,
     replies={
@@ -322,7 +328,10 @@ ENQUEUE_BATCH = Operation(
     name="enqueue_batch",
     method="POST",
     path="/v1/jobs:batch",
-    params=(),
+    params=(
+        Param("traceparent", "traceparent", "header", False),
+        Param("tracestate", "tracestate", "header", False),
+    ),
     body="application/json",
     body_required=True,
     replies={

@@ -25,9 +25,13 @@ impl crate::Api {
     /// `POST /v1/jobs`
     pub async fn enqueue(
         &self,
+        traceparent: Option<&str>,
+        tracestate: Option<&str>,
         body: &EnqueueRequest,
     ) -> Result<crate::Reply<JobView>, crate::Error> {
         let mut call = crate::transport::Call::new(reqwest::Method::POST, "/v1/jobs".to_owned());
+        call.header("traceparent", traceparent);
+        call.header("tracestate", tracestate);
         call.json(body)?;
         self.send(call).await?.reply()
     }
@@ -128,9 +132,16 @@ impl crate::Api {
     /// Enqueue many jobs in one call: all of them or none.
     ///
     /// `POST /v1/jobs:batch`
-    pub async fn enqueue_batch(&self, body: &BatchRequest) -> Result<BatchResponse, crate::Error> {
+    pub async fn enqueue_batch(
+        &self,
+        traceparent: Option<&str>,
+        tracestate: Option<&str>,
+        body: &BatchRequest,
+    ) -> Result<BatchResponse, crate::Error> {
         let mut call =
             crate::transport::Call::new(reqwest::Method::POST, "/v1/jobs:batch".to_owned());
+        call.header("traceparent", traceparent);
+        call.header("tracestate", tracestate);
         call.json(body)?;
         self.send(call).await?.json()
     }

@@ -266,8 +266,15 @@ impl crate::Api {
     /// Send an event: one delivery per enabled endpoint whose filter matches its type.
     ///
     /// `POST /v1/events`
-    pub async fn send_event(&self, body: &EventRequest) -> Result<EventAccepted, crate::Error> {
+    pub async fn send_event(
+        &self,
+        traceparent: Option<&str>,
+        tracestate: Option<&str>,
+        body: &EventRequest,
+    ) -> Result<EventAccepted, crate::Error> {
         let mut call = crate::transport::Call::new(reqwest::Method::POST, "/v1/events".to_owned());
+        call.header("traceparent", traceparent);
+        call.header("tracestate", tracestate);
         call.json(body)?;
         self.send(call).await?.json()
     }

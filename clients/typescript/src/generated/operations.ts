@@ -172,6 +172,19 @@ export function putComponent(
 
 /** Arguments of `sendEvent`. */
 export interface SendEventArgs {
+  /**
+   * W3C Trace Context `traceparent` (`00-<32 hex trace id>-<16 hex parent id>-<2 hex
+   * flags>`): the jobs (an event's deliveries) join the caller's trace. A malformed
+   * one is ignored, never an error (they then start a trace of their own).
+   * (header parameter)
+   */
+  traceparent?: string | null;
+  /**
+   * W3C `tracestate`, kept with the `traceparent` when well formed (otherwise
+   * dropped).
+   * (header parameter)
+   */
+  tracestate?: string | null;
   /** (request body, application/json) */
   body: EventRequest;
 }
@@ -193,6 +206,7 @@ export function sendEvent(
     {
       method: "POST",
       path: "/v1/events",
+      headers: { "traceparent": args["traceparent"], "tracestate": args["tracestate"] },
       body: { kind: "json", contentType: "application/json", value: args.body },
     },
     options,
@@ -434,6 +448,19 @@ export function listJobs(
 
 /** Arguments of `enqueue`. */
 export interface EnqueueArgs {
+  /**
+   * W3C Trace Context `traceparent` (`00-<32 hex trace id>-<16 hex parent id>-<2 hex
+   * flags>`): the jobs (an event's deliveries) join the caller's trace. A malformed
+   * one is ignored, never an error (they then start a trace of their own).
+   * (header parameter)
+   */
+  traceparent?: string | null;
+  /**
+   * W3C `tracestate`, kept with the `traceparent` when well formed (otherwise
+   * dropped).
+   * (header parameter)
+   */
+  tracestate?: string | null;
   /** (request body, application/json) */
   body: EnqueueRequest;
 }
@@ -456,6 +483,7 @@ export function enqueue(
     {
       method: "POST",
       path: "/v1/jobs",
+      headers: { "traceparent": args["traceparent"], "tracestate": args["tracestate"] },
       body: { kind: "json", contentType: "application/json", value: args.body },
     },
     options,
@@ -705,6 +733,19 @@ export function sendSignal(
 
 /** Arguments of `enqueueBatch`. */
 export interface EnqueueBatchArgs {
+  /**
+   * W3C Trace Context `traceparent` (`00-<32 hex trace id>-<16 hex parent id>-<2 hex
+   * flags>`): the jobs (an event's deliveries) join the caller's trace. A malformed
+   * one is ignored, never an error (they then start a trace of their own).
+   * (header parameter)
+   */
+  traceparent?: string | null;
+  /**
+   * W3C `tracestate`, kept with the `traceparent` when well formed (otherwise
+   * dropped).
+   * (header parameter)
+   */
+  tracestate?: string | null;
   /** (request body, application/json) */
   body: BatchRequest;
 }
@@ -726,6 +767,7 @@ export function enqueueBatch(
     {
       method: "POST",
       path: "/v1/jobs:batch",
+      headers: { "traceparent": args["traceparent"], "tracestate": args["tracestate"] },
       body: { kind: "json", contentType: "application/json", value: args.body },
     },
     options,

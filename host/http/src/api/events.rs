@@ -17,7 +17,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::auth::Caller;
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use super::state::AppState;
-use super::trace_context::IncomingTrace;
+use super::trace_context::{IncomingTrace, TraceHeaderParams};
 use super::validate;
 use super::webhooks::endpoint_id;
 use sluice_wire::schemas;
@@ -53,6 +53,7 @@ pub struct DeliveriesParams {
 /// Send an event: one delivery per enabled endpoint whose filter matches its type.
 #[utoipa::path(
     post, path = "/v1/events", tag = "webhooks",
+    params(TraceHeaderParams),
     request_body = EventRequest,
     responses(
         (status = 202, description = "Stored, its deliveries enqueued (the same id for a repeated idempotency key)", body = EventAccepted),

@@ -15,7 +15,7 @@ use super::auth::Caller;
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use super::job_views::{BatchRequest, EnqueueRequest, GetJobParams, ListParams};
 use super::state::AppState;
-use super::trace_context::IncomingTrace;
+use super::trace_context::{IncomingTrace, TraceHeaderParams};
 use super::validate;
 use crate::app_state::wait_slots::MAX_WAITS_PER_TENANT;
 use serde::Deserialize;
@@ -39,6 +39,7 @@ async fn load(state: &AppState, caller: &Caller, id: i64) -> Result<JobView, Api
 /// Enqueue a job.
 #[utoipa::path(
     post, path = "/v1/jobs", tag = "jobs",
+    params(TraceHeaderParams),
     request_body = EnqueueRequest,
     responses(
         (status = 201, description = "Created", body = JobView),
@@ -89,6 +90,7 @@ pub async fn enqueue(
 /// Enqueue many jobs in one call: all of them or none.
 #[utoipa::path(
     post, path = "/v1/jobs:batch", tag = "jobs",
+    params(TraceHeaderParams),
     request_body = BatchRequest,
     responses(
         (status = 200, description = "Every job enqueued (or found by its idempotency key), in request order", body = BatchResponse),

@@ -15,6 +15,21 @@ use axum::http::request::Parts;
 use sluice_store::TraceHeaders;
 use sluice_trace::{Span, SpanKind, TraceContext, Tracer};
 
+/// The enqueue routes' optional trace headers, as the OpenAPI document lists them (the
+/// handlers read them through [`IncomingTrace`]).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)] // only its derived parameters are used
+pub struct TraceHeaderParams {
+    /// W3C Trace Context `traceparent` (`00-<32 hex trace id>-<16 hex parent id>-<2 hex
+    /// flags>`): the jobs (an event's deliveries) join the caller's trace. A malformed
+    /// one is ignored, never an error (they then start a trace of their own).
+    traceparent: Option<String>,
+    /// W3C `tracestate`, kept with the `traceparent` when well formed (otherwise
+    /// dropped).
+    tracestate: Option<String>,
+}
+
 /// The trace context a request came with (`None`: no `traceparent`, or a malformed one).
 pub struct IncomingTrace(pub Option<TraceContext>);
 

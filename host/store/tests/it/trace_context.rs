@@ -225,3 +225,45 @@ async fn an_events_deliveries_carry_its_context(pool: PgPool) {
         "{err}"
     );
 }
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn rust_and_sql_keep_the_same_tracestates(pool: PgPool) {
+    let long_value = format!("k={}", "v".repeat(509));
+    let too_long = format!("k={}", "v".repeat(510));
+    let many = vec!["a=1"; 32].join(",");
+    let too_many = vec!["a=1"; 33].join(",");
+    let cases = [
+        "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE",
+        " a=1 ,\tb=2\t",
+        "a=1,,b=2",
+        "a=1,",
+        "tenant@system=x y",
+        "a=ends in space ",
+        "",
+        ",a=1",
+        "=1",
+        "a=",
+        "a",
+        "a=b=c",
+        "A=1",
+        "a=\u{7}",
+        "a=é",
+        "a=1, b =2",
+        long_value.as_str(),
+        too_long.as_str(),
+        many.as_str(),
+        too_many.as_str(),
+    ];
+    for case in cases {
+        let sql: bool = sqlx::query_scalar("SELECT sluice.valid_tracestate($1)")
+            .bind(case)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        let rust = TraceHeaders::new(PARENT, Some(case))
+            .unwrap()
+            .tracestate
+            .is_some();
+        assert_eq!(rust, sql, "{case:?}: Rust keeps it {rust}, SQL {sql}");
+    }
+}

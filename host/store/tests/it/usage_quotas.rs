@@ -381,3 +381,57 @@ async fn a_used_up_quota_sends_one_quota_reached_event_a_day(pool: PgPool) {
         "no quota, no event"
     );
 }
+
+#[sqlx::test(migrator = "sluice_store::MIGRATOR")]
+async fn retention_deletes_usage_older_than_its_period_and_keeps_the_rest(pool: PgPool) {
+    let store = setup(&pool).await;
+    store
+        .record_usage(&[used(
+            TENANT,
+            JOB,
+            UsageCounts {
+                runs: 1,
+                ..UsageCounts::default()
+            },
+        )])
+        .await
+        .unwrap();
+    let days = sluice_store::USAGE_RETENTION.as_secs() / 86_400;
+    // Three old hours past the period (in other tenants' and types' rows too), one within.
+    for (tenant, job_type, age_days) in [
+        (TENANT, JOB, days + 1),
+        (TENANT, ONCE, days + 2),
+        (OTHER_TENANT, JOB, days + 30),
+        (TENANT, JOB, days - 1),
+    ] {
+        sqlx::query(
+            "INSERT INTO sluice.usage_hourly (tenant, hour, job_type, runs) \
+             VALUES ($1, date_trunc('hour', now() - $3 * interval '1 day'), $2, 1)",
+        )
+        .bind(tenant)
+        .bind(job_type)
+        .bind(age_days as i64)
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+    let policy = sluice_store::RetentionPolicy {
+        batch_size: 2,
+        ..Default::default()
+    };
+    let run = store
+        .prune_if_due(&policy, std::time::Duration::from_secs(3600), "h")
+        .await
+        .unwrap();
+    let sluice_store::MaintenanceRun::Ran(report) = run else {
+        panic!("expected a prune, got {run:?}");
+    };
+    assert_eq!(report.usage_rows, 3, "{report:?}");
+    let ages: Vec<i32> = sqlx::query_scalar(
+        "SELECT extract(day FROM now() - hour)::int FROM sluice.usage_hourly ORDER BY hour",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(ages, [days as i32 - 1, 0]);
+}

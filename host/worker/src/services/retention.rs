@@ -84,6 +84,7 @@ impl Service for Retention {
                     worker_rows_deleted = report.workers,
                     webhook_events_deleted = report.webhook_events,
                     flow_keys_deleted = report.flow_keys,
+                    usage_rows_deleted = report.usage_rows,
                     "retention: pruned"
                 );
             }
