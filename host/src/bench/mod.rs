@@ -11,6 +11,7 @@ mod queue;
 mod receiver;
 mod replay;
 mod resume;
+mod retention;
 mod sandbox;
 mod setup;
 mod wait;
@@ -67,6 +68,19 @@ pub enum BenchCommand {
         /// The type's `--rate` (`N/PERIOD`; none by default).
         #[arg(long, value_name = "N/PERIOD", value_parser = sluice_store::Rate::parse)]
         rate: Option<sluice_store::Rate>,
+        /// Drain the `echo` jobs already queued (by `bench enqueue`) instead of enqueuing
+        /// `--jobs` of its own, and skip its ANALYZE: the drain alone, for
+        /// `scripts/db-cpu`, which brackets each phase of a job's life.
+        #[arg(long)]
+        queued: bool,
+    },
+    /// One retention pass, as a worker's retention service runs it
+    /// (`Store::prune_if_due` with the default policy and batch size).
+    Retention {
+        /// Keep completed jobs this long (default: the policy's; `0s` prunes every
+        /// finished one).
+        #[arg(long, value_parser = sluice_shared::units::parse_duration)]
+        retain_completed: Option<std::time::Duration>,
     },
     /// What a journaled call costs a durable job's next attempt: `durable-steps` with
     /// `--calls` requests to a local receiver, timed live and replayed (no database).
@@ -263,7 +277,11 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                     keys,
                     max_running_per_key,
                     rate,
+                    queued,
                 } => {
+                    if queued && task != queue::DrainTask::Echo {
+                        anyhow::bail!("--queued drains `echo` jobs: drop --task");
+                    }
                     if task == queue::DrainTask::Steps {
                         let steps = read_sample(&args.samples, "durable_steps.wasm")?;
                         define_sample(&store, &sandbox, task.job_type(), &steps).await?;
@@ -297,6 +315,7 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                         task,
                         target,
                         keys,
+                        queued,
                     };
                     let mut result = queue::drain(&store, sandbox, drain).await?;
                     result["durable"] = durable.into();
@@ -309,6 +328,9 @@ pub async fn run(store: Option<Store>, args: BenchArgs) -> anyhow::Result<serde_
                     Ok(result)
                 }
                 BenchCommand::Batch { size, rounds } => queue::batch(&store, size, rounds).await,
+                BenchCommand::Retention { retain_completed } => {
+                    retention::prune_once(&store, retain_completed).await
+                }
                 BenchCommand::Latency {
                     jobs,
                     rate,

@@ -69,6 +69,8 @@ pub struct Drain {
     pub target: Option<String>,
     /// Concurrency keys, round-robin (0: none).
     pub keys: usize,
+    /// The jobs are already queued: enqueue none and skip the ANALYZE.
+    pub queued: bool,
 }
 
 pub async fn enqueue(
@@ -155,22 +157,25 @@ pub async fn drain(
         task,
         target,
         keys,
+        queued,
     } = drain;
-    let mut all = jobs_of(task, jobs, target.as_deref());
-    if keys > 0 {
-        for (i, job) in all.iter_mut().enumerate() {
-            job.concurrency_key = Some(format!("k{}", i % keys));
+    if !queued {
+        let mut all = jobs_of(task, jobs, target.as_deref());
+        if keys > 0 {
+            for (i, job) in all.iter_mut().enumerate() {
+                job.concurrency_key = Some(format!("k{}", i % keys));
+            }
         }
+        for chunk in all.chunks(10_000) {
+            store.enqueue_many(chunk).await?;
+        }
+        // A queue with any history has planner statistics (autovacuum analyzes the table
+        // as it churns); the bench's brand-new table has none, and without them Postgres
+        // planned some batched outcomes as scans of the whole table.
+        store.analyze_jobs().await?;
     }
-    for chunk in all.chunks(10_000) {
-        store.enqueue_many(chunk).await?;
-    }
-    // A queue with any history has planner statistics (autovacuum analyzes the table as
-    // it churns); the bench's brand-new table has none, and without them Postgres planned
-    // some batched outcomes as scans of the whole table.
-    store.analyze_jobs().await?;
     let name = task.job_type();
-    eprintln!("enqueued {jobs} {name} jobs; draining with concurrency {concurrency}");
+    eprintln!("{jobs} {name} jobs queued; draining with concurrency {concurrency}");
     let mut config = drain_config("bench-drain", concurrency, prefetch);
     // The `OTEL_*` variables trace the drain as they would a worker (docs/observability.md).
     config.tracer = crate::traces::from_env("sluice-bench")?;
