@@ -68,7 +68,6 @@ CREATE TABLE sluice.attempt_history (
     fuel_used bigint,
     CONSTRAINT job_attempts_attempt_check CHECK ((attempt >= 1)),
     CONSTRAINT job_attempts_fuel_used_check CHECK ((fuel_used >= 0)),
-    CONSTRAINT job_attempts_job_id_fkey FOREIGN KEY (job_id) REFERENCES sluice.jobs(id) ON DELETE CASCADE,
     CONSTRAINT job_attempts_outcome_iff_finished CHECK (((outcome IS NULL) = (finished_at IS NULL))),
     CONSTRAINT job_attempts_outcome_known CHECK ((outcome = ANY (ARRAY['completed'::text, 'retry'::text, 'dead'::text, 'released'::text, 'lease_expired'::text, 'cancelled'::text, 'suspended'::text]))),
     CONSTRAINT job_attempts_pkey PRIMARY KEY (id)
@@ -87,7 +86,6 @@ CREATE TABLE sluice.attempt_logs (
     dropped_bytes bigint DEFAULT 0 NOT NULL,
     CONSTRAINT attempt_logs_attempt_check CHECK ((attempt >= 1)),
     CONSTRAINT attempt_logs_dropped_bytes_check CHECK ((dropped_bytes >= 0)),
-    CONSTRAINT attempt_logs_job_id_fkey FOREIGN KEY (job_id) REFERENCES sluice.jobs(id) ON DELETE CASCADE,
     CONSTRAINT attempt_logs_pkey PRIMARY KEY (job_id, attempt_id)
 );
 
