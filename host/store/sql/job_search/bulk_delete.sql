@@ -3,7 +3,7 @@
 -- locked in id order and the state is checked after the lock, so a job claimed meanwhile
 -- stays. Attempt history and attempt logs go with their job, a durable job's journal and
 -- its signals with it, set-based below (no foreign keys: issue 42, migrations 0023 and
--- 0035). Nothing refers to a job by foreign key: follow-up jobs keep their parent_id and
+-- 0036). Nothing refers to a job by foreign key: follow-up jobs keep their parent_id and
 -- schedule slots their job_id (dangling, as after retention deletes a job).
 -- Returns the tenant's jobs among the ids (any state) and how many were deleted.
 -- $1 job ids (int8[]), $2 tenant (text).

@@ -3,7 +3,7 @@
 -- LOCKED so an operator retrying a dead job at the same moment is never blocked. Its
 -- attempt history and stored attempt logs go with the job, a durable job's journal and its
 -- signals too, all set-based below (no foreign keys: a per-row cascade would cost every
--- deleted job, issue 42; migrations 0023 and 0035). A waiting job is not finished and
+-- deleted job, issue 42; migrations 0023 and 0036). A waiting job is not finished and
 -- never pruned, nor is a follow-up job whose parent is not finished (a durable parent
 -- reads its children's outcomes when it resumes: Store::child_outcomes), whatever its age:
 -- it goes once its parent has finished; nor a job that an unfinished parent's follow-up

@@ -1,4 +1,4 @@
--- Sluice schema, part 35: a job's attempt history and stored logs are deleted with it by
+-- Sluice schema, part 36: a job's attempt history and stored logs are deleted with it by
 -- the statement that deletes it, set-based, not by per-row cascades (issue 42).
 --
 -- * The foreign keys from sluice.attempt_history and sluice.attempt_logs to sluice.jobs
