@@ -44,6 +44,59 @@ async fn drain_runs_every_job_through_the_worker(pool: PgPool) {
     assert_eq!(completed, 200);
 }
 
+/// The phases `scripts/db-cpu` brackets one by one: `enqueue`, then `drain --queued`
+/// (those jobs, none of its own), then `retention --retain-completed 0s` (one real pass
+/// that removes them all).
+#[sqlx::test(migrations = false)]
+async fn queued_drain_and_one_retention_pass_take_the_jobs_through_their_life(pool: PgPool) {
+    let sluice = Sluice::new(&pool);
+    let out = bench(&sluice, &["enqueue", "--jobs", "150", "--batch", "100"]);
+    assert_eq!(out["n"], 150, "{out}");
+    let out = bench(
+        &sluice,
+        &["drain", "--queued", "--jobs", "150", "--concurrency", "4"],
+    );
+    assert_eq!(
+        (out["n"].as_i64(), out["pending_after"].as_i64()),
+        (Some(150), Some(0)),
+        "{out}"
+    );
+    let completed = "SELECT count(*) FROM sluice.jobs WHERE state = 'completed'";
+    assert_eq!(
+        count(&pool, completed).await,
+        150,
+        "the queued jobs, none of its own"
+    );
+    // The default policy keeps them three days: nothing goes.
+    let out = bench(&sluice, &["retention"]);
+    assert_eq!(
+        (out["cmd"].as_str(), out["deleted"].as_i64()),
+        (Some("retention"), Some(0)),
+        "{out}"
+    );
+    assert_eq!(count(&pool, completed).await, 150);
+    // A second pass within the interval is refused by name, as a second host's would be.
+    let samples = repo_root().join("sample-tasks/target/wasm32-wasip2/release");
+    let samples = samples.to_str().unwrap();
+    let again = sluice.run(&[
+        "bench",
+        "--samples",
+        samples,
+        "retention",
+        "--retain-completed",
+        "0s",
+    ]);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("did not run"));
+    sqlx::query("UPDATE sluice.maintenance_runs SET last_started_at = now() - interval '1 day'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let out = bench(&sluice, &["retention", "--retain-completed", "0s"]);
+    assert_eq!(out["deleted"], 150, "{out}");
+    assert_eq!(count(&pool, "SELECT count(*) FROM sluice.jobs").await, 0);
+}
+
 /// `--task fatal`: the failure path end to end. Every job fails permanently, goes
 /// through the batched failure statement, is dead after one attempt and keeps its error
 /// in its attempt history.
