@@ -20,6 +20,8 @@ use tokio_util::sync::CancellationToken;
 const FLOOD: &str = "flood";
 const LIGHT: &str = "light";
 const CONCURRENCY: usize = 2;
+/// Milliseconds of each flood job in the tests without a spare slot (see `overtaken_by`).
+const FLOOD_MS: u32 = 250;
 
 async fn setup(pool: &PgPool) -> (Store, Sandbox) {
     let fixture = Fixture::new(pool)
@@ -41,6 +43,11 @@ async fn running(pool: &PgPool, tenant: &str) -> i64 {
 
 /// Flood jobs (of `flood_ms` each) that finished after the light job was enqueued and
 /// before it finished.
+///
+/// The ordering tests without a spare slot run flood jobs of [`FLOOD_MS`]: long enough
+/// that a claim slowed by a loaded machine (the notice's claim, the hand-over to a
+/// slot) costs less than one flood job, so the count measures the order, not the load.
+/// A FIFO queue would still let all 40 prefetched jobs go first.
 async fn overtaken_by(pool: &PgPool, prefetch: usize, spare_slots: usize, flood_ms: u32) -> i64 {
     let (store, sandbox) = setup(pool).await;
     let payload = format!(r#"{{"ms":{flood_ms}}}"#);
@@ -108,7 +115,7 @@ async fn overtaken_by(pool: &PgPool, prefetch: usize, spare_slots: usize, flood_
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn without_prefetch_the_light_job_takes_the_next_free_slot(pool: PgPool) {
     let _quiet = crate::support::quiet_machine().await;
-    let overtaken = overtaken_by(&pool, 0, 0, 50).await;
+    let overtaken = overtaken_by(&pool, 0, 0, FLOOD_MS).await;
     println!("flood jobs finished while the light job waited: {overtaken}");
     assert!(
         overtaken <= 2 * CONCURRENCY as i64,
@@ -117,12 +124,12 @@ async fn without_prefetch_the_light_job_takes_the_next_free_slot(pool: PgPool) {
 }
 
 /// With a prefetch queue of 40 flood jobs (and no spare slot): a FIFO queue would run
-/// all 40 first (the light job would wait ~1 s); the notice claims it at once and the
+/// all 40 first (the light job would wait ~5 s); the notice claims it at once and the
 /// fair queue starts it at the next free slot.
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
 async fn with_prefetch_the_light_job_does_not_wait_behind_the_prefetched_flood(pool: PgPool) {
     let _quiet = crate::support::quiet_machine().await;
-    let overtaken = overtaken_by(&pool, 40, 0, 50).await;
+    let overtaken = overtaken_by(&pool, 40, 0, FLOOD_MS).await;
     println!("flood jobs finished while the light job waited: {overtaken}");
     assert!(
         overtaken <= 2 * CONCURRENCY as i64,

@@ -119,8 +119,10 @@ async fn a_failover_mid_drain_loses_no_job_spends_no_attempt_and_keeps_fencing()
     let args = [
         "--concurrency",
         "4",
+        // Longer than a failover takes on a loaded machine (leases are heartbeated again
+        // once the workers reconnect): the outage must spend no attempt.
         "--lease",
-        "30s",
+        "90s",
         "--reap-interval",
         "1s",
         "--poll-interval",
