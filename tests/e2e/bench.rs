@@ -87,7 +87,11 @@ async fn queued_drain_and_one_retention_pass_take_the_jobs_through_their_life(po
         "0s",
     ]);
     assert!(!again.status.success());
-    assert!(String::from_utf8_lossy(&again.stderr).contains("did not run"));
+    let why = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        why.contains("did not run") && why.contains("fresh database"),
+        "{why}"
+    );
     sqlx::query("UPDATE sluice.maintenance_runs SET last_started_at = now() - interval '1 day'")
         .execute(&pool)
         .await

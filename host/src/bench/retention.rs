@@ -27,8 +27,16 @@ pub async fn prune_once(
         .prune_if_due(&policy, RetentionConfig::DEFAULT_INTERVAL, "bench")
         .await?;
     let seconds = started.elapsed().as_secs_f64();
-    let MaintenanceRun::Ran(report) = run else {
-        bail!("retention did not run ({run:?}): another host pruned within the interval");
+    let report = match run {
+        MaintenanceRun::Ran(report) => report,
+        MaintenanceRun::NotDue => bail!(
+            "retention did not run: a pass started less than {} ago in this database \
+             (sluice.maintenance_runs); run it on a fresh database, or after that interval",
+            humantime::format_duration(RetentionConfig::DEFAULT_INTERVAL)
+        ),
+        MaintenanceRun::Busy => {
+            bail!("retention did not run: another host is pruning this database right now")
+        }
     };
     let deleted = report.jobs.deleted;
     eprintln!(
