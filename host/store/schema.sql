@@ -2042,8 +2042,8 @@ $function$;
 CREATE TRIGGER jobs_flow_delete AFTER DELETE ON sluice.jobs FOR EACH ROW WHEN (((old.flow_key IS NOT NULL) AND (old.state = 'running'::sluice.job_state))) EXECUTE FUNCTION sluice.flow_keys_follow();
 CREATE TRIGGER jobs_flow_insert AFTER INSERT ON sluice.jobs FOR EACH ROW WHEN ((new.flow_key IS NOT NULL)) EXECUTE FUNCTION sluice.flow_keys_follow();
 CREATE TRIGGER jobs_flow_update AFTER UPDATE OF state, flow_key ON sluice.jobs FOR EACH ROW WHEN ((((old.flow_key IS NOT NULL) AND (old.state = 'running'::sluice.job_state) AND (new.state <> 'running'::sluice.job_state)) OR ((new.flow_key IS NOT NULL) AND (new.state = 'pending'::sluice.job_state) AND ((old.state <> 'pending'::sluice.job_state) OR (old.flow_key IS DISTINCT FROM new.flow_key))))) EXECUTE FUNCTION sluice.flow_keys_follow();
-CREATE TRIGGER jobs_notify_finished AFTER UPDATE OF state ON sluice.jobs FOR EACH ROW WHEN ((new.watched AND (new.state = ANY (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state])) AND (old.state <> ALL (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state])))) EXECUTE FUNCTION sluice.notify_finished();
-CREATE TRIGGER jobs_wake_parent AFTER UPDATE OF state ON sluice.jobs FOR EACH ROW WHEN (((new.parent_id IS NOT NULL) AND (new.state = ANY (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state])) AND (old.state <> ALL (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state])))) EXECUTE FUNCTION sluice.wake_parent();
+CREATE TRIGGER jobs_notify_finished AFTER UPDATE OF state ON sluice.jobs FOR EACH ROW WHEN ((new.watched AND (new.finished_at IS NOT NULL) AND (old.finished_at IS NULL))) EXECUTE FUNCTION sluice.notify_finished();
+CREATE TRIGGER jobs_wake_parent AFTER UPDATE OF state ON sluice.jobs FOR EACH ROW WHEN (((new.parent_id IS NOT NULL) AND (new.finished_at IS NOT NULL) AND (old.finished_at IS NULL))) EXECUTE FUNCTION sluice.wake_parent();
 
 
 -- Comments
