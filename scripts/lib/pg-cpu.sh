@@ -5,6 +5,7 @@
 #
 #   pg_cpu_start PORT NAME [postgresql.conf lines...]   # sets pgdir, pm, pgbin; stops on EXIT
 #   pg_ticks                                           # PostgreSQL's CPU so far, clock ticks
+#   median <<<"1 3 2"                                  # the median of numbers (blank-separated)
 #
 # The cluster runs as the `postgres` user when we are root (as scripts/lib/postgres.sh),
 # with fsync and synchronous_commit on, listening on 127.0.0.1 only.
@@ -56,3 +57,6 @@ pg_ticks() {
   done
   echo $((${after% *} + ${after#* } + kids))
 }
+
+# The median of the numbers on stdin, separated by blanks or newlines.
+median() { tr ' ' '\n' | awk NF | sort -g | awk '{v[NR]=$1} END {if (NR) print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }

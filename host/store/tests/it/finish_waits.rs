@@ -5,7 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use sluice_store::{Completion, FINISHED_CHANNEL, FinishWaits, JobState, SAFETY_POLL};
+use sluice_store::{
+    Completion, FINISHED_CHANNEL, FailResult, Failure, FinishWaits, JobState, SAFETY_POLL,
+};
 use sqlx::PgPool;
 use sqlx::postgres::PgListener;
 
@@ -154,6 +156,18 @@ async fn only_a_watched_jobs_finish_notifies(pool: PgPool) {
     let unwatched = jobs(&store).completed(job("{}")).await;
     jobs(&store).dead(job("{}"), "broken").await;
     jobs(&store).cancelled(job("{}")).await;
+    // A retry is not a finish (migration 0037's trigger tests `finished_at`): a watched
+    // job put back to pending notifies nothing.
+    let retried = jobs(&store).running(job("{}")).await;
+    store
+        .watch_finish(Some(TENANT), retried.lease.job_id)
+        .await
+        .unwrap();
+    let back = store
+        .fail(&retried.lease, &Failure::retry("again"))
+        .await
+        .unwrap();
+    assert!(matches!(back, FailResult::Retrying { .. }), "{back:?}");
     // A watched one notifies its id, once.
     let claimed = jobs(&store).running(job("{}")).await;
     let watched = claimed.lease.job_id;
@@ -163,7 +177,11 @@ async fn only_a_watched_jobs_finish_notifies(pool: PgPool) {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(n.payload(), watched.to_string(), "not {unwatched}'s finish");
+    assert_eq!(
+        n.payload(),
+        watched.to_string(),
+        "not {unwatched}'s finish, nor the retry's"
+    );
     // Nothing else was sent: the next notice is this marker.
     sqlx::query("SELECT pg_notify($1, 'marker')")
         .bind(FINISHED_CHANNEL)
