@@ -5,6 +5,8 @@
 #
 #   pg_cpu_start PORT NAME [postgresql.conf lines...]   # sets pgdir, pm, pgbin; stops on EXIT
 #   pg_ticks                                           # PostgreSQL's CPU so far, clock ticks
+#   autovacuum_idle                                    # waits until no autovacuum worker runs
+#   each_table URL VACUUM|ANALYZE                      # every user table of the database
 #   median <<<"1 3 2"                                  # the median of numbers (blank-separated)
 #
 # The cluster runs as the `postgres` user when we are root (as scripts/lib/postgres.sh),
@@ -56,6 +58,22 @@ pg_ticks() {
     [[ ${before#* } == "${after#* }" ]] && break
   done
   echo $((${after% *} + ${after#* } + kids))
+}
+
+# Waits until no autovacuum worker runs (read from /proc: no query of our own).
+autovacuum_idle() {
+  local i
+  for i in $(seq 600); do
+    pgrep -P "$pm" -f 'autovacuum worker' >/dev/null || return 0
+    sleep 0.2
+  done
+  fail "an autovacuum worker ran for 2 minutes"
+}
+
+# each_table URL VACUUM|ANALYZE: every table of the queue's schema (not the catalogs).
+each_table() {
+  psql -qAtX -v ON_ERROR_STOP=1 "$1" \
+    <<<"SELECT format('$2 %I.%I', schemaname, relname) FROM pg_stat_user_tables \gexec"
 }
 
 # The median of the numbers on stdin, separated by blanks or newlines.
