@@ -560,7 +560,6 @@ CREATE INDEX job_types_flow_idx ON sluice.job_types USING btree (tenant, name) W
 CREATE INDEX job_types_paused_idx ON sluice.job_types USING btree (tenant, name) WHERE paused;
 CREATE UNIQUE INDEX job_types_pkey ON sluice.job_types USING btree (tenant, name);
 CREATE INDEX job_types_secrets_idx ON sluice.job_types USING btree (tenant) WHERE (cardinality(secrets) > 0);
-CREATE INDEX jobs_claim_idx ON sluice.jobs USING btree (priority DESC, run_at, id) WHERE (state = 'pending'::sluice.job_state);
 CREATE INDEX jobs_claim_tenant_idx ON sluice.jobs USING btree (tenant, priority DESC, run_at, id) WHERE ((state = 'pending'::sluice.job_state) AND (flow_key IS NULL));
 CREATE INDEX jobs_finished_idx ON sluice.jobs USING btree (state, finished_at) WHERE (state = ANY (ARRAY['completed'::sluice.job_state, 'dead'::sluice.job_state, 'cancelled'::sluice.job_state]));
 CREATE INDEX jobs_flow_idx ON sluice.jobs USING btree (tenant, job_type, flow_key, priority DESC, run_at, id) WHERE ((state = 'pending'::sluice.job_state) AND (flow_key IS NOT NULL));

@@ -190,11 +190,14 @@ async fn claim_refuses_bad_requests(pool: PgPool) {
     assert!(store.claim(&claim_req("w", 0)).await.unwrap().is_empty());
 }
 
-/// The scan the claim statement starts from walks `jobs_claim_idx` in order (no sort),
-/// and the tenant-filtered one (of the main lane, migration 0024) uses
-/// `jobs_claim_tenant_idx`.
+/// Every reader of pending rows reads a lane's partial index, never the whole table:
+/// the tenant-filtered claim scan (of the main lane, migration 0024) reads
+/// `jobs_claim_tenant_idx`, and the untenanted depth reads (the
+/// worker's next-due wait, the pending count) read `jobs_claim_tenant_idx` and
+/// `jobs_flow_idx`, with a tenant or without, planned for the parameter or generic
+/// (there is no index of every pending row since migration 0038).
 #[sqlx::test(migrator = "sluice_store::MIGRATOR")]
-async fn claim_scan_uses_the_partial_indexes(pool: PgPool) {
+async fn pending_readers_use_the_lanes_indexes(pool: PgPool) {
     let store = setup(&pool).await;
     let jobs: Vec<NewJob> = (0..5000)
         .map(|i| {
@@ -203,34 +206,93 @@ async fn claim_scan_uses_the_partial_indexes(pool: PgPool) {
         })
         .collect();
     store.enqueue_many(&jobs).await.unwrap();
-    // Some finished rows so a plain scan would be the worse choice.
-    store.claim(&claim_req("w", 2000)).await.unwrap();
-    sqlx::query("ANALYZE sluice.jobs")
+    // Many finished rows, so that a plain scan would be the worse choice.
+    let claimed = store.claim(&claim_req("w", 4000)).await.unwrap();
+    let ids: Vec<i64> = claimed.iter().map(|job| job.id).collect();
+    sqlx::query("UPDATE sluice.jobs SET state = 'completed', finished_at = now(), locked_by = NULL, locked_until = NULL, lease_token = NULL WHERE id = ANY($1)")
+        .bind(&ids)
+        .execute(&pool)
+        .await
+        .unwrap();
+    // A few pending jobs in the flow lane, so that both lanes count.
+    sqlx::query(
+        "UPDATE sluice.jobs SET flow_key = 'k' WHERE id IN \
+         (SELECT id FROM sluice.jobs WHERE state = 'pending' ORDER BY id LIMIT 50)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    sqlx::query("VACUUM ANALYZE sluice.jobs")
         .execute(&pool)
         .await
         .unwrap();
 
-    let plan: Vec<String> = sqlx::query_scalar(
-        "EXPLAIN SELECT id FROM sluice.jobs WHERE state = 'pending' AND run_at <= now() \
-         ORDER BY priority DESC, run_at, id LIMIT 10 FOR UPDATE SKIP LOCKED",
-    )
-    .fetch_all(&pool)
-    .await
-    .unwrap();
-    let plan = plan.join("\n");
-    assert!(plan.contains("jobs_claim_idx"), "{plan}");
-    assert!(!plan.contains("Sort"), "{plan}");
-
-    let plan: Vec<String> = sqlx::query_scalar(
+    let mut conn = pool.acquire().await.unwrap();
+    let plan = explain(
+        &mut conn,
         "EXPLAIN SELECT id FROM sluice.jobs WHERE state = 'pending' AND run_at <= now() \
          AND flow_key IS NULL AND tenant = ANY('{globex}'::text[]) \
          ORDER BY priority DESC, run_at, id LIMIT 10 FOR UPDATE SKIP LOCKED",
     )
-    .fetch_all(&pool)
-    .await
-    .unwrap();
-    let plan = plan.join("\n");
+    .await;
     assert!(plan.contains("jobs_claim_tenant_idx"), "{plan}");
+
+    let next_due = include_str!("../../sql/depth/next_due.sql");
+    let count_pending = include_str!("../../sql/depth/count_pending.sql");
+    explain(
+        &mut conn,
+        &format!("PREPARE next_due(text[]) AS {next_due}"),
+    )
+    .await;
+    explain(
+        &mut conn,
+        &format!("PREPARE count_pending(text) AS {count_pending}"),
+    )
+    .await;
+    for mode in ["force_custom_plan", "force_generic_plan"] {
+        explain(&mut conn, &format!("SET plan_cache_mode = {mode}")).await;
+        for call in [
+            "next_due(NULL)",
+            "next_due('{globex}')",
+            "count_pending(NULL)",
+            "count_pending('globex')",
+        ] {
+            let plan = explain(&mut conn, &format!("EXPLAIN EXECUTE {call}")).await;
+            assert!(!plan.contains("Seq Scan"), "{mode} {call}: {plan}");
+            assert!(
+                plan.contains("jobs_claim_tenant_idx"),
+                "{mode} {call}: {plan}"
+            );
+            assert!(plan.contains("jobs_flow_idx"), "{mode} {call}: {plan}");
+        }
+    }
+    drop(conn);
+    // And they answer what the table holds, both lanes together.
+    for tenant in [None, Some(TENANT), Some(OTHER_TENANT)] {
+        let pending: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM sluice.jobs WHERE state = 'pending' \
+             AND ($1::text IS NULL OR tenant = $1)",
+        )
+        .bind(tenant)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        assert_eq!(
+            store.count_pending(tenant).await.unwrap(),
+            pending,
+            "{tenant:?}"
+        );
+    }
+    assert_eq!(store.next_due_in(None).await.unwrap(), Some(Duration::ZERO));
+}
+
+/// The rows `sql` returns on `conn`, one line each (a plan, for EXPLAIN).
+async fn explain(conn: &mut sqlx::PgConnection, sql: &str) -> String {
+    let lines: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned()))
+        .fetch_all(conn)
+        .await
+        .unwrap();
+    lines.join("\n")
 }
 
 /// 16 claimers, each on its own connection, race over 2,000 jobs: every job is claimed

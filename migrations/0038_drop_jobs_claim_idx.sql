@@ -1,0 +1,23 @@
+-- Sluice schema, part 38: sluice.jobs loses jobs_claim_idx, the index of every pending
+-- row (issue 42, lever 4).
+--
+-- * Migration 0002 made it for the claim's scan. Since migration 0024 the claim walks
+--   the two lanes' partial indexes instead, jobs_claim_tenant_idx (pending, no flow key)
+--   and jobs_flow_idx (pending, a flow key), for every worker: with tenants or without,
+--   with job types or without (pg_stat_user_indexes shows no scan of jobs_claim_idx in a
+--   drain, a fairness run or any claim's arguments).
+-- * It still cost every enqueue an index entry, every claim and every retry the removal
+--   of one, and every statement that writes sluice.jobs the opening and locking of one
+--   more index: ≈ 0.4–1 µs of PostgreSQL's CPU per enqueued job (docs/benchmarks.md,
+--   scripts/claim-cycle).
+-- * Its last readers were the untenanted depth reads (host/store/sql/depth/next_due.sql,
+--   count_pending.sql): they now read each lane over its own index. A statement that
+--   filters `state = 'pending'` alone matches neither partial index; every other reader
+--   of pending rows names a tenant or a lane, or scans by id.
+--
+-- Upgrading a live database: DROP INDEX takes a short exclusive lock of sluice.jobs (no
+-- rewrite). Hosts of earlier versions keep working: their untenanted depth reads become
+-- sequential scans of the pending rows' table until they are upgraded, which is slower
+-- on a large table, not wrong.
+
+DROP INDEX sluice.jobs_claim_idx;
