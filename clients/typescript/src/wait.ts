@@ -70,6 +70,10 @@ export async function waitForJob(
   }
   const now = deps.now ?? Date.now;
   const deadline = now() + timeoutMs;
+  // Set when a pause ran to the deadline: the round after it is the last, whatever the
+  // clock says then (a timer may fire a millisecond before `now()` reaches the deadline,
+  // which must not buy one more round).
+  let last = false;
   for (;;) {
     signal?.throwIfAborted();
     const started = now();
@@ -77,8 +81,10 @@ export async function waitForJob(
     const job = await deps.fetchJob(chunk > 0 ? formatDuration(chunk) : undefined);
     if (isFinished(job.state)) return job;
     const ended = now();
-    if (ended >= deadline) throw new JobTimeoutError(job, timeoutMs);
-    const pause = Math.min(MIN_ROUND_MS - (ended - started), deadline - ended);
+    if (last || ended >= deadline) throw new JobTimeoutError(job, timeoutMs);
+    const untilDeadline = deadline - ended;
+    const pause = Math.min(MIN_ROUND_MS - (ended - started), untilDeadline);
+    last = pause === untilDeadline;
     if (pause > 0) await sleep(pause, signal);
   }
 }

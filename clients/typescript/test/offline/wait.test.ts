@@ -95,3 +95,12 @@ test("client.wait sends ?wait= and stops when the signal aborts", async () => {
   await assert.rejects(waiting, /stop waiting/);
   assert.equal(stuck.requests[0]?.signal, controller.signal);
 });
+
+test("a pause that runs to the deadline is followed by one last look, whatever the clock says", { timeout: 5_000 }, async () => {
+  // The clock stands still, as it seems to when a timer fires a moment early: the loop
+  // still gives up after the round that follows the pause to the deadline.
+  const asked: Array<string | undefined> = [];
+  const fetchJob = async (wait: string | undefined) => (asked.push(wait), job("pending"));
+  await assert.rejects(waitForJob({ fetchJob, now: () => 0 }, 150), JobTimeoutError);
+  assert.deepEqual(asked, ["150ms", "150ms"]);
+});
