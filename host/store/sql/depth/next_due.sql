@@ -1,7 +1,8 @@
 -- Seconds until the earliest pending job is due (negative when one is overdue, NULL when
 -- none is pending), database time.
 -- $1 tenants or NULL for all (text[]).
--- run_at clamped to the readable range (src/time_range.rs), as every reader does.
+-- run_at clamped to the readable range (src/time_range.rs), as every reader does, in each
+-- lane (greatest() skips NULLs, so a clamp of an empty lane's min would not stay NULL).
 -- One scan per lane, each over its own partial index (jobs_claim_tenant_idx for the main
 -- lane, jobs_flow_idx for the flow lane; migration 0038 dropped the index of every
 -- pending row): `state = 'pending'` alone matches neither.

@@ -228,7 +228,7 @@ async fn pending_readers_use_the_lanes_indexes(pool: PgPool) {
         .unwrap();
 
     let mut conn = pool.acquire().await.unwrap();
-    let plan = explain(
+    let plan = query_lines(
         &mut conn,
         "EXPLAIN SELECT id FROM sluice.jobs WHERE state = 'pending' AND run_at <= now() \
          AND flow_key IS NULL AND tenant = ANY('{globex}'::text[]) \
@@ -239,25 +239,25 @@ async fn pending_readers_use_the_lanes_indexes(pool: PgPool) {
 
     let next_due = include_str!("../../sql/depth/next_due.sql");
     let count_pending = include_str!("../../sql/depth/count_pending.sql");
-    explain(
+    query_lines(
         &mut conn,
         &format!("PREPARE next_due(text[]) AS {next_due}"),
     )
     .await;
-    explain(
+    query_lines(
         &mut conn,
         &format!("PREPARE count_pending(text) AS {count_pending}"),
     )
     .await;
     for mode in ["force_custom_plan", "force_generic_plan"] {
-        explain(&mut conn, &format!("SET plan_cache_mode = {mode}")).await;
+        query_lines(&mut conn, &format!("SET plan_cache_mode = {mode}")).await;
         for call in [
             "next_due(NULL)",
             "next_due('{globex}')",
             "count_pending(NULL)",
             "count_pending('globex')",
         ] {
-            let plan = explain(&mut conn, &format!("EXPLAIN EXECUTE {call}")).await;
+            let plan = query_lines(&mut conn, &format!("EXPLAIN EXECUTE {call}")).await;
             assert!(!plan.contains("Seq Scan"), "{mode} {call}: {plan}");
             assert!(
                 plan.contains("jobs_claim_tenant_idx"),
@@ -286,8 +286,9 @@ async fn pending_readers_use_the_lanes_indexes(pool: PgPool) {
     assert_eq!(store.next_due_in(None).await.unwrap(), Some(Duration::ZERO));
 }
 
-/// The rows `sql` returns on `conn`, one line each (a plan, for EXPLAIN).
-async fn explain(conn: &mut sqlx::PgConnection, sql: &str) -> String {
+/// The rows of one text column `sql` returns on `conn`, a line each (an EXPLAIN's plan;
+/// none for PREPARE and SET, which need the same connection as the EXPLAIN).
+async fn query_lines(conn: &mut sqlx::PgConnection, sql: &str) -> String {
     let lines: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned()))
         .fetch_all(conn)
         .await
