@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use sluice_store::{JobTypeSpec, NewComponent, NewJob, RunAt, Store, priority};
+use sluice_store::{Completion, JobTypeSpec, Lease, NewComponent, NewJob, RunAt, Store, priority};
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
@@ -207,13 +207,22 @@ async fn pending_readers_use_the_lanes_indexes(pool: PgPool) {
         .collect();
     store.enqueue_many(&jobs).await.unwrap();
     // Many finished rows, so that a plain scan would be the worse choice.
+    // Finished by the store's own batched completion, as a worker finishes them.
     let claimed = store.claim(&claim_req("w", 4000)).await.unwrap();
-    let ids: Vec<i64> = claimed.iter().map(|job| job.id).collect();
-    sqlx::query("UPDATE sluice.jobs SET state = 'completed', finished_at = now(), locked_by = NULL, locked_until = NULL, lease_token = NULL WHERE id = ANY($1)")
-        .bind(&ids)
-        .execute(&pool)
-        .await
-        .unwrap();
+    let outcomes: Vec<(Lease, Completion)> = claimed
+        .iter()
+        .map(|job| {
+            let done = Completion {
+                output: b"ok".to_vec(),
+                fuel_used: None,
+                follow_ups: Vec::new(),
+                log: None,
+            };
+            (job.lease, done)
+        })
+        .collect();
+    let applied = store.complete_many(&outcomes).await.unwrap();
+    assert!(applied.iter().all(Result::is_ok), "every lease is current");
     // A few pending jobs in the flow lane, so that both lanes count.
     sqlx::query(
         "UPDATE sluice.jobs SET flow_key = 'k' WHERE id IN \
